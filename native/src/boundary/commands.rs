@@ -1,0 +1,90 @@
+//! JavaScript-to-native command batch reader. A malformed batch is a bug in
+//! our own TypeScript, so decoding stops at the first inconsistency and the
+//! rest of that batch is dropped with a log line instead of panicking.
+
+pub mod kind {
+    pub const RESPOND: u8 = 1;
+}
+
+pub struct Respond<'a> {
+    pub conn: u32,
+    pub stream: u64,
+    pub status: u16,
+    pub fields: Vec<(&'a [u8], &'a [u8])>,
+    pub body: &'a [u8],
+}
+
+pub enum Command<'a> {
+    Respond(Respond<'a>),
+}
+
+pub struct CommandReader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> CommandReader<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        CommandReader { buf, pos: 0 }
+    }
+
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.buf.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+
+    fn u16(&mut self) -> Option<u16> {
+        self.take(2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4).map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    }
+
+    fn f64(&mut self) -> Option<u64> {
+        self.take(8).map(|b| f64::from_le_bytes(b.try_into().unwrap()) as u64)
+    }
+
+    fn short_bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u16()? as usize;
+        self.take(n)
+    }
+
+    fn long_bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+
+    /// `None` at the end of the batch; `Some(Err(()))` on a malformed command.
+    pub fn next_command(&mut self) -> Option<Result<Command<'a>, ()>> {
+        if self.pos >= self.buf.len() {
+            return None;
+        }
+        Some(self.read_one().ok_or(()))
+    }
+
+    fn read_one(&mut self) -> Option<Command<'a>> {
+        match self.u8()? {
+            kind::RESPOND => {
+                let conn = self.u32()?;
+                let stream = self.f64()?;
+                let status = self.u16()?;
+                let n = self.u8()? as usize;
+                let mut fields = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let name = self.short_bytes()?;
+                    let value = self.long_bytes()?;
+                    fields.push((name, value));
+                }
+                let body = self.long_bytes()?;
+                Some(Command::Respond(Respond { conn, stream, status, fields, body }))
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,765 @@
+//! The HTTP/3 layer of one connection, written on quiche's QUIC streams
+//! instead of `quiche::h3` so that WebTransport streams can be claimed (see
+//! docs/design.md). It classifies every client stream, reads frames, decodes
+//! field sections with quiche's QPACK decoder, and turns finished pieces of
+//! work into boundary events. Responses come back as `respond` calls.
+
+use std::collections::HashMap;
+
+use quiche::h3::qpack;
+
+use super::codes::*;
+use super::error::{H3Error, H3Result};
+use super::frame::{self, Context, FrameEvent, FrameReader};
+use super::request::{validate_request, validate_trailers, RequestHead};
+use super::settings::{self, LocalSettings, PeerSettings};
+use crate::boundary::events::{abort_reason, request_flag, EventBatch};
+use crate::varint::{self, Partial};
+
+/// How request bodies reach JavaScript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyMode {
+    /// The whole body arrives with the REQUEST event; bodies larger than the
+    /// window are answered 413 by the native core itself.
+    Buffered { window: usize },
+    /// REQUEST after the header section, then BODY chunks. At most `credit`
+    /// bytes per stream are read ahead of JavaScript's acknowledgement, which
+    /// bounds what the server reads past an application cap.
+    Streamed { credit: usize },
+}
+
+#[derive(Debug, Clone)]
+pub struct H3Options {
+    pub body_mode: BodyMode,
+    pub max_field_section_size: usize,
+}
+
+/// The server's own control stream: the first server-initiated
+/// unidirectional stream.
+const CONTROL_STREAM_ID: u64 = 3;
+
+fn is_client_bidi(id: u64) -> bool {
+    id & 0x3 == 0
+}
+
+fn is_client_uni(id: u64) -> bool {
+    id & 0x3 == 2
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Headers,
+    Body,
+    Trailers,
+}
+
+struct RequestStream {
+    frames: FrameReader,
+    phase: Phase,
+    content_length: Option<u64>,
+    body_len: u64,
+    /// Buffered mode only.
+    body: Vec<u8>,
+    /// A REQUEST event went to JavaScript, so an abort must be reported.
+    delivered: bool,
+    /// A response was queued; later bytes from the client are not wanted.
+    responded: bool,
+    /// No more bytes will be read: FIN seen, or reading was stopped.
+    read_done: bool,
+    /// Streamed mode: bytes delivered since JavaScript last acknowledged,
+    /// and the batch that carried the latest of them.
+    unacked: usize,
+    unacked_batch: u64,
+    head: Option<RequestHead>,
+}
+
+enum StreamState {
+    /// Client unidirectional stream whose type varint is still arriving.
+    UniType(Partial),
+    Control(FrameReader),
+    QpackEncoder,
+    QpackDecoder,
+    /// Unknown stream type, or a stream we refused: read and discard.
+    Discard,
+    /// WebTransport stream whose session ID is still arriving.
+    WtSessionId { bidi: bool, id: Partial },
+    /// Client bidirectional stream whose first varint is still arriving:
+    /// a frame type, or the WebTransport signal 0x41.
+    BidiFirst(Partial),
+    Request(Box<RequestStream>),
+}
+
+struct Outgoing {
+    data: Vec<u8>,
+    written: usize,
+    fin: bool,
+}
+
+/// What the caller must do after processing.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub close: Option<H3Error>,
+}
+
+pub struct H3Connection {
+    conn: u32,
+    options: H3Options,
+    local: LocalSettings,
+    control_opened: bool,
+    peer_control: Option<u64>,
+    peer_encoder: Option<u64>,
+    peer_decoder: Option<u64>,
+    peer_settings: Option<PeerSettings>,
+    streams: HashMap<u64, StreamState>,
+    outgoing: HashMap<u64, Outgoing>,
+    qpack_decoder: qpack::Decoder,
+    qpack_encoder: qpack::Encoder,
+    /// GOAWAY sent with this stream ID; requests at or above it are refused.
+    goaway: Option<u64>,
+    next_request_floor: u64,
+    /// Sequence number of the latest event batch JavaScript acknowledged.
+    acked_batch: u64,
+    /// Sequence number of the batch being filled now.
+    current_batch: u64,
+    closing: bool,
+}
+
+impl H3Connection {
+    pub fn new(conn: u32, options: H3Options, local: LocalSettings) -> Self {
+        H3Connection {
+            conn,
+            options,
+            local,
+            control_opened: false,
+            peer_control: None,
+            peer_encoder: None,
+            peer_decoder: None,
+            peer_settings: None,
+            streams: HashMap::new(),
+            outgoing: HashMap::new(),
+            qpack_decoder: qpack::Decoder::new(),
+            qpack_encoder: qpack::Encoder::new(),
+            goaway: None,
+            next_request_floor: 0,
+            acked_batch: 0,
+            current_batch: 0,
+            closing: false,
+        }
+    }
+
+    /// Requests that have not been answered (or aborted) yet.
+    pub fn requests_in_flight(&self) -> usize {
+        self.streams
+            .values()
+            .filter(|s| matches!(s, StreamState::Request(r) if !r.responded))
+            .count()
+            + self.outgoing.keys().filter(|id| **id != CONTROL_STREAM_ID).count()
+    }
+
+    pub fn set_batches(&mut self, current: u64, acked: u64) {
+        self.current_batch = current;
+        self.acked_batch = acked;
+    }
+
+    /// Opens the control stream with SETTINGS once the handshake allows
+    /// application data.
+    fn open_control(&mut self, quic: &mut quiche::Connection) {
+        if self.control_opened || !(quic.is_established() || quic.is_in_early_data()) {
+            return;
+        }
+        self.control_opened = true;
+        let mut payload = Vec::with_capacity(64);
+        self.local.encode_payload(&mut payload);
+        let mut data = Vec::with_capacity(payload.len() + 8);
+        varint::encode(stream_type::CONTROL, &mut data);
+        frame::write_header(frame_type::SETTINGS, payload.len(), &mut data);
+        data.extend_from_slice(&payload);
+        let _ = quic.stream_priority(CONTROL_STREAM_ID, 0, false);
+        self.queue(quic, CONTROL_STREAM_ID, data, false);
+    }
+
+    /// Sends GOAWAY: requests already received are served, newer ones are
+    /// refused with H3_REQUEST_REJECTED (RFC 9114 section 5.2).
+    pub fn send_goaway(&mut self, quic: &mut quiche::Connection) {
+        if self.goaway.is_some() || !self.control_opened {
+            return;
+        }
+        let id = self.next_request_floor;
+        self.goaway = Some(id);
+        let mut data = Vec::with_capacity(16);
+        frame::write_header(frame_type::GOAWAY, varint::encoded_len(id), &mut data);
+        varint::encode(id, &mut data);
+        self.queue(quic, CONTROL_STREAM_ID, data, false);
+    }
+
+    /// Reads everything readable, within the flow of credit JavaScript grants.
+    pub fn process(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut Vec<u8>) -> Outcome {
+        self.open_control(quic);
+        if self.closing {
+            return Outcome::default();
+        }
+        for id in quic.readable() {
+            if let Err(e) = self.read_stream(quic, id, events, scratch) {
+                if e.connection {
+                    self.closing = true;
+                    return Outcome { close: Some(e) };
+                }
+                self.fail_stream(quic, id, e, events);
+            }
+        }
+        // Datagrams are not routed anywhere yet; drain them so quiche's
+        // bounded queue never holds stale ones.
+        while quic.dgram_recv(scratch).is_ok() {}
+        self.flush(quic);
+        Outcome::default()
+    }
+
+    fn read_stream(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        events: &mut EventBatch,
+        scratch: &mut Vec<u8>,
+    ) -> H3Result<()> {
+        if !self.streams.contains_key(&id) {
+            if is_client_bidi(id) {
+                self.streams.insert(id, StreamState::BidiFirst(Partial::default()));
+            } else if is_client_uni(id) {
+                self.streams.insert(id, StreamState::UniType(Partial::default()));
+            } else {
+                // Server-initiated streams are never read from here.
+                let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_NO_ERROR);
+                return Ok(());
+            }
+        }
+        // Streamed bodies: merge what one read delivers into one BODY event.
+        let mut body: Vec<u8> = Vec::new();
+        loop {
+            let limit = match self.streams.get(&id) {
+                Some(StreamState::Request(r)) => match self.options.body_mode {
+                    BodyMode::Streamed { credit } if r.phase != Phase::Headers => {
+                        let unacked = if self.acked_batch >= r.unacked_batch { 0 } else { r.unacked };
+                        credit.saturating_sub(unacked + body.len())
+                    }
+                    _ => scratch.len(),
+                },
+                Some(_) => scratch.len(),
+                None => return Ok(()),
+            };
+            if limit == 0 {
+                break;
+            }
+            match quic.stream_recv(id, &mut scratch[..limit]) {
+                Ok((n, fin)) => {
+                    self.on_bytes(quic, id, &scratch[..n], fin, events, &mut body)?;
+                    if fin {
+                        break;
+                    }
+                }
+                Err(quiche::Error::Done) => break,
+                Err(quiche::Error::StreamReset(code)) => {
+                    self.on_peer_reset(quic, id, code, events);
+                    return Ok(());
+                }
+                Err(_) => break,
+            }
+        }
+        self.emit_body(id, &body, false, events);
+        Ok(())
+    }
+
+    /// Sends accumulated streamed-body bytes as one BODY event.
+    fn emit_body(&mut self, id: u64, body: &[u8], fin: bool, events: &mut EventBatch) {
+        if body.is_empty() && !fin {
+            return;
+        }
+        if let Some(StreamState::Request(r)) = self.streams.get_mut(&id) {
+            if r.responded {
+                return;
+            }
+            if self.acked_batch >= r.unacked_batch {
+                r.unacked = 0;
+            }
+            r.unacked += body.len();
+            r.unacked_batch = self.current_batch;
+            events.body(self.conn, id, body, fin);
+        }
+    }
+
+    fn on_bytes(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        mut data: &[u8],
+        fin: bool,
+        events: &mut EventBatch,
+        body: &mut Vec<u8>,
+    ) -> H3Result<()> {
+        // Classification states consume a prefix and hand the rest on.
+        loop {
+            let Some(state) = self.streams.get_mut(&id) else { return Ok(()) };
+            match state {
+                StreamState::UniType(p) => {
+                    let (ty, used) = p.feed(data);
+                    data = &data[used..];
+                    match ty {
+                        Some(ty) => {
+                            let next = self.classify_uni(quic, id, ty)?;
+                            self.streams.insert(id, next);
+                        }
+                        None => return self.on_fin_unclassified(fin, id),
+                    }
+                }
+                StreamState::BidiFirst(p) => {
+                    let (first, used) = p.feed(data);
+                    data = &data[used..];
+                    match first {
+                        Some(WEBTRANSPORT_BIDI_SIGNAL) => {
+                            self.streams.insert(id, StreamState::WtSessionId { bidi: true, id: Partial::default() });
+                        }
+                        Some(ty) => {
+                            if let Some(goaway) = self.goaway {
+                                if id >= goaway {
+                                    return Err(H3Error::stream(H3_REQUEST_REJECTED, "after GOAWAY"));
+                                }
+                            }
+                            self.next_request_floor = self.next_request_floor.max(id + 4);
+                            let frames = FrameReader::with_type(Context::Request, self.options.max_field_section_size, ty)?;
+                            self.streams.insert(id, StreamState::Request(Box::new(RequestStream {
+                                frames,
+                                phase: Phase::Headers,
+                                content_length: None,
+                                body_len: 0,
+                                body: Vec::new(),
+                                delivered: false,
+                                responded: false,
+                                read_done: false,
+                                unacked: 0,
+                                unacked_batch: 0,
+                                head: None,
+                            })));
+                        }
+                        None => return self.on_fin_unclassified(fin, id),
+                    }
+                }
+                StreamState::WtSessionId { bidi, id: p } => {
+                    let bidi = *bidi;
+                    // Bytes after the session ID are the application's; they
+                    // are dropped with the refused stream.
+                    let (session, _) = p.feed(data);
+                    match session {
+                        Some(_session) => {
+                            // No WebTransport session exists on this server yet:
+                            // refuse the stream as the draft says for an unknown
+                            // session.
+                            let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, WT_BUFFERED_STREAM_REJECTED);
+                            if bidi {
+                                let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, WT_BUFFERED_STREAM_REJECTED);
+                            }
+                            self.streams.remove(&id);
+                            return Ok(());
+                        }
+                        None => return self.on_fin_unclassified(fin, id),
+                    }
+                }
+                StreamState::Control(_) => return self.on_control_bytes(id, data, fin),
+                StreamState::QpackEncoder => {
+                    // With a table capacity of 0 the only legal instruction is
+                    // "Set Dynamic Table Capacity" to 0 (RFC 9204 section 4.3.1).
+                    if data.iter().any(|b| *b != 0x20) {
+                        return Err(H3Error::connection(QPACK_ENCODER_STREAM_ERROR, "dynamic table use not allowed"));
+                    }
+                    return self.on_critical_fin(fin);
+                }
+                StreamState::QpackDecoder => {
+                    // Section acknowledgements and cancellations carry nothing
+                    // we need, because we never use the dynamic table.
+                    return self.on_critical_fin(fin);
+                }
+                StreamState::Discard => {
+                    if fin {
+                        self.streams.remove(&id);
+                    }
+                    return Ok(());
+                }
+                StreamState::Request(_) => return self.on_request_bytes(quic, id, data, fin, events, body),
+            }
+        }
+    }
+
+    fn on_fin_unclassified(&mut self, fin: bool, id: u64) -> H3Result<()> {
+        if fin {
+            // A stream that ended before its type was known carries nothing.
+            self.streams.remove(&id);
+        }
+        Ok(())
+    }
+
+    fn on_critical_fin(&self, fin: bool) -> H3Result<()> {
+        if fin {
+            return Err(H3Error::connection(H3_CLOSED_CRITICAL_STREAM, "critical stream closed"));
+        }
+        Ok(())
+    }
+
+    fn classify_uni(&mut self, quic: &mut quiche::Connection, id: u64, ty: u64) -> H3Result<StreamState> {
+        let duplicate = || Err(H3Error::connection(H3_STREAM_CREATION_ERROR, "duplicate critical stream"));
+        Ok(match ty {
+            stream_type::CONTROL => {
+                if self.peer_control.replace(id).is_some() {
+                    return duplicate();
+                }
+                StreamState::Control(FrameReader::new(Context::Control, frame::MAX_CONTROL_FRAME))
+            }
+            stream_type::QPACK_ENCODER => {
+                if self.peer_encoder.replace(id).is_some() {
+                    return duplicate();
+                }
+                StreamState::QpackEncoder
+            }
+            stream_type::QPACK_DECODER => {
+                if self.peer_decoder.replace(id).is_some() {
+                    return duplicate();
+                }
+                StreamState::QpackDecoder
+            }
+            stream_type::PUSH => {
+                return Err(H3Error::connection(H3_STREAM_CREATION_ERROR, "client opened a push stream"));
+            }
+            stream_type::WEBTRANSPORT_UNI => StreamState::WtSessionId { bidi: false, id: Partial::default() },
+            _ => {
+                // Unknown and GREASE stream types (RFC 9114 section 6.2).
+                let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_STREAM_CREATION_ERROR);
+                StreamState::Discard
+            }
+        })
+    }
+
+    fn on_control_bytes(&mut self, id: u64, data: &[u8], fin: bool) -> H3Result<()> {
+        let Some(StreamState::Control(reader)) = self.streams.get_mut(&id) else { return Ok(()) };
+        let mut frames = Vec::new();
+        reader.feed(data, &mut |ev| {
+            match ev {
+                FrameEvent::Whole { ty, payload } => frames.push((ty, payload)),
+                FrameEvent::Oversized { .. } => return Err(frame::oversized_control_frame()),
+                FrameEvent::DataStart { .. } | FrameEvent::Data(_) => {}
+            }
+            Ok(())
+        })?;
+        for (ty, payload) in frames {
+            match (ty, self.peer_settings.is_some()) {
+                (frame_type::SETTINGS, false) => self.peer_settings = Some(settings::parse(&payload)?),
+                (_, false) => return Err(H3Error::connection(H3_MISSING_SETTINGS, "first control frame is not SETTINGS")),
+                (frame_type::SETTINGS, true) => {
+                    return Err(H3Error::connection(H3_FRAME_UNEXPECTED, "second SETTINGS frame"));
+                }
+                // A client's GOAWAY names push IDs; this server never pushes.
+                // MAX_PUSH_ID and CANCEL_PUSH likewise need no action.
+                _ => {}
+            }
+        }
+        if fin {
+            return Err(H3Error::connection(H3_CLOSED_CRITICAL_STREAM, "control stream closed"));
+        }
+        // Unknown frames before SETTINGS are skipped by the reader without an
+        // event, so a control stream that opens with one is caught at the next
+        // known frame, as RFC 9114 section 6.2.1 allows.
+        Ok(())
+    }
+
+    fn on_request_bytes(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        data: &[u8],
+        fin: bool,
+        events: &mut EventBatch,
+        body: &mut Vec<u8>,
+    ) -> H3Result<()> {
+        let conn = self.conn;
+        let mode = self.options.body_mode;
+        let max_fields = self.options.max_field_section_size as u64;
+        let Some(StreamState::Request(req)) = self.streams.get_mut(&id) else { return Ok(()) };
+        let mut native_answer: Option<u16> = None;
+        {
+            let decoder = &mut self.qpack_decoder;
+            let req_ref: &mut RequestStream = req;
+            let RequestStream { frames, phase, content_length, body_len, body: buffered, head, .. } = req_ref;
+            frames.feed(data, &mut |ev| {
+                if native_answer.is_some() {
+                    return Ok(());
+                }
+                match (ev, *phase) {
+                    (FrameEvent::Whole { ty: frame_type::HEADERS, payload }, Phase::Headers) => {
+                        let lines = decoder
+                            .decode(&payload, max_fields)
+                            .map_err(|e| match e {
+                                qpack::Error::HeaderListTooLarge => {
+                                    H3Error::stream(H3_EXCESSIVE_LOAD, "field section too large")
+                                }
+                                _ => H3Error::connection(QPACK_DECOMPRESSION_FAILED, "QPACK decoding failed"),
+                            })?;
+                        let h = validate_request(lines)?;
+                        *content_length = h.content_length;
+                        *phase = Phase::Body;
+                        if h.is_plain_connect() || h.is_extended_connect() {
+                            // This server is not a proxy, and extended CONNECT
+                            // is not enabled in its SETTINGS yet.
+                            native_answer = Some(501);
+                        }
+                        *head = Some(h);
+                    }
+                    (FrameEvent::Whole { ty: frame_type::HEADERS, payload }, Phase::Body) => {
+                        let lines = decoder
+                            .decode(&payload, max_fields)
+                            .map_err(|_| H3Error::connection(QPACK_DECOMPRESSION_FAILED, "QPACK decoding failed"))?;
+                        validate_trailers(&lines)?;
+                        *phase = Phase::Trailers;
+                    }
+                    (FrameEvent::Oversized { .. }, Phase::Headers) => native_answer = Some(431),
+                    (FrameEvent::Oversized { .. }, _) => {
+                        return Err(H3Error::stream(H3_EXCESSIVE_LOAD, "trailers too large"));
+                    }
+                    (FrameEvent::DataStart { .. }, Phase::Body) => {}
+                    (FrameEvent::Data(d), Phase::Body) => {
+                        *body_len += d.len() as u64;
+                        if content_length.is_some_and(|cl| *body_len > cl) {
+                            return Err(H3Error::stream(H3_MESSAGE_ERROR, "body longer than content-length"));
+                        }
+                        match mode {
+                            BodyMode::Buffered { window } => {
+                                if buffered.len() + d.len() > window {
+                                    native_answer = Some(413);
+                                } else {
+                                    buffered.extend_from_slice(d);
+                                }
+                            }
+                            BodyMode::Streamed { .. } => body.extend_from_slice(d),
+                        }
+                    }
+                    (FrameEvent::DataStart { .. } | FrameEvent::Data(_), _) => {
+                        return Err(H3Error::connection(H3_FRAME_UNEXPECTED, "DATA outside the body"));
+                    }
+                    (FrameEvent::Whole { .. }, _) => {
+                        return Err(H3Error::connection(H3_FRAME_UNEXPECTED, "unexpected frame on request stream"));
+                    }
+                }
+                Ok(())
+            })?;
+        }
+
+        if let Some(status) = native_answer {
+            req.responded = true;
+            self.respond_bytes(quic, id, status, &[], b"");
+            return Ok(());
+        }
+
+        if fin {
+            if !req.frames.at_boundary() {
+                return Err(H3Error::connection(H3_FRAME_ERROR, "stream ended inside a frame"));
+            }
+            if req.phase == Phase::Headers {
+                return Err(H3Error::stream(H3_REQUEST_INCOMPLETE, "request stream ended before HEADERS"));
+            }
+            if req.content_length.is_some_and(|cl| cl != req.body_len) {
+                return Err(H3Error::stream(H3_MESSAGE_ERROR, "body shorter than content-length"));
+            }
+            req.read_done = true;
+        }
+
+        // Deliver the request once JavaScript has what it needs.
+        if !req.delivered && req.phase != Phase::Headers {
+            let deliver = match mode {
+                BodyMode::Buffered { .. } => req.read_done,
+                BodyMode::Streamed { .. } => true,
+            };
+            if deliver {
+                req.delivered = true;
+                let head = req.head.take().unwrap_or_default();
+                let complete_now = req.read_done && (matches!(mode, BodyMode::Buffered { .. }) || body.is_empty());
+                let mut flags = 0;
+                if complete_now {
+                    flags |= request_flag::COMPLETE;
+                }
+                if matches!(mode, BodyMode::Buffered { .. }) && !req.body.is_empty() {
+                    flags |= request_flag::HAS_BODY;
+                }
+                let mut pseudo: Vec<(&[u8], &[u8])> = vec![(b":method", &head.method)];
+                if let Some(p) = &head.path {
+                    pseudo.push((b":path", p));
+                }
+                if let Some(a) = &head.authority {
+                    pseudo.push((b":authority", a));
+                }
+                if let Some(s) = &head.scheme {
+                    pseudo.push((b":scheme", s));
+                }
+                events.request(conn, id, flags, &pseudo, &head.fields, &req.body);
+                req.body = Vec::new();
+                if complete_now {
+                    return Ok(());
+                }
+            }
+        }
+        if fin && matches!(mode, BodyMode::Streamed { .. }) && req.delivered {
+            let pending = std::mem::take(body);
+            self.emit_body(id, &pending, true, events);
+        }
+        Ok(())
+    }
+
+    fn on_peer_reset(&mut self, quic: &mut quiche::Connection, id: u64, code: u64, events: &mut EventBatch) {
+        match self.streams.get(&id) {
+            Some(StreamState::Control(_) | StreamState::QpackEncoder | StreamState::QpackDecoder) => {
+                // Handled as a critical-stream closure by the caller's next
+                // read; quiche reports the reset only once, so act now.
+                self.closing = true;
+                let _ = quic.close(true, H3_CLOSED_CRITICAL_STREAM, b"critical stream reset");
+            }
+            Some(StreamState::Request(r)) => {
+                if r.delivered && !r.responded {
+                    events.stream_aborted(self.conn, id, abort_reason::PEER_RESET, code);
+                }
+                if !r.responded {
+                    let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_REQUEST_INCOMPLETE);
+                    self.outgoing.remove(&id);
+                }
+                self.streams.remove(&id);
+            }
+            _ => {
+                self.streams.remove(&id);
+            }
+        }
+    }
+
+    /// A stream error: reset both directions with the error's code.
+    fn fail_stream(&mut self, quic: &mut quiche::Connection, id: u64, e: H3Error, events: &mut EventBatch) {
+        if let Some(StreamState::Request(r)) = self.streams.get(&id) {
+            if r.delivered && !r.responded {
+                events.stream_aborted(self.conn, id, abort_reason::PROTOCOL_ERROR, e.code);
+            }
+        }
+        let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, e.code);
+        let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, e.code);
+        self.streams.remove(&id);
+        self.outgoing.remove(&id);
+    }
+
+    /// Answers a request from JavaScript. Unknown or already answered
+    /// streams (the client reset it, the connection moved on) are ignored.
+    pub fn respond(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], body: &[u8]) {
+        match self.streams.get_mut(&id) {
+            Some(StreamState::Request(r)) if r.delivered && !r.responded => r.responded = true,
+            _ => return,
+        }
+        self.respond_bytes(quic, id, status, fields, body);
+    }
+
+    fn respond_bytes(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], body: &[u8]) {
+        let status = status.to_string();
+        let mut lines: Vec<Field<'_>> = Vec::with_capacity(fields.len() + 1);
+        lines.push(Field(b":status", status.as_bytes()));
+        lines.extend(fields.iter().map(|(n, v)| Field(n, v)));
+        let bound = 16 + lines.iter().map(|f| f.0.len() + f.1.len() + 8).sum::<usize>();
+        let mut block = vec![0u8; bound];
+        let Ok(len) = self.qpack_encoder.encode(&lines, &mut block) else {
+            let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_INTERNAL_ERROR);
+            return;
+        };
+        let mut data = Vec::with_capacity(len + body.len() + 16);
+        frame::write_header(frame_type::HEADERS, len, &mut data);
+        data.extend_from_slice(&block[..len]);
+        if !body.is_empty() {
+            frame::write_header(frame_type::DATA, body.len(), &mut data);
+            data.extend_from_slice(body);
+        }
+        self.queue(quic, id, data, true);
+        // RFC 9114 section 4.1: once answered, the rest of the request is not
+        // needed; ask the client to stop with H3_NO_ERROR.
+        if let Some(StreamState::Request(r)) = self.streams.get_mut(&id) {
+            if !r.read_done {
+                r.read_done = true;
+                let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_NO_ERROR);
+            }
+        }
+        self.retire_if_done(id);
+    }
+
+    fn queue(&mut self, quic: &mut quiche::Connection, id: u64, data: Vec<u8>, fin: bool) {
+        match self.outgoing.get_mut(&id) {
+            Some(out) => {
+                out.data.extend_from_slice(&data);
+                out.fin |= fin;
+            }
+            None => {
+                self.outgoing.insert(id, Outgoing { data, written: 0, fin });
+            }
+        }
+        self.flush_stream(quic, id);
+    }
+
+    fn flush_stream(&mut self, quic: &mut quiche::Connection, id: u64) {
+        let Some(out) = self.outgoing.get_mut(&id) else { return };
+        let result = quic.stream_send(id, &out.data[out.written..], out.fin);
+        match result {
+            Ok(n) => out.written += n,
+            Err(quiche::Error::Done) => {}
+            Err(_) => {
+                // STOP_SENDING or a reset from the client: nothing more to send.
+                self.outgoing.remove(&id);
+                self.retire_if_done(id);
+                return;
+            }
+        }
+        if out.written == out.data.len() && out.fin {
+            self.outgoing.remove(&id);
+            self.retire_if_done(id);
+        } else if out.written == out.data.len() {
+            out.data.clear();
+            out.written = 0;
+        }
+    }
+
+    /// Writes whatever flow control now allows on every stream with queued data.
+    pub fn flush(&mut self, quic: &mut quiche::Connection) {
+        if self.outgoing.is_empty() {
+            return;
+        }
+        let ids: Vec<u64> = self.outgoing.keys().copied().collect();
+        for id in ids {
+            self.flush_stream(quic, id);
+        }
+    }
+
+    /// Forgets a request stream once it is answered and nothing more is read
+    /// or written on it.
+    fn retire_if_done(&mut self, id: u64) {
+        if self.outgoing.contains_key(&id) {
+            return;
+        }
+        if let Some(StreamState::Request(r)) = self.streams.get(&id) {
+            if r.responded && r.read_done {
+                self.streams.remove(&id);
+            }
+        }
+    }
+
+    /// True when this connection still has streams that can be credited.
+    pub fn has_credit_waiters(&self) -> bool {
+        matches!(self.options.body_mode, BodyMode::Streamed { .. })
+            && self.streams.values().any(|s| matches!(s, StreamState::Request(r) if !r.read_done && r.unacked > 0))
+    }
+}
+
+/// A field line borrowed from the caller, for quiche's QPACK encoder.
+struct Field<'a>(&'a [u8], &'a [u8]);
+
+impl quiche::h3::NameValue for Field<'_> {
+    fn name(&self) -> &[u8] {
+        self.0
+    }
+
+    fn value(&self) -> &[u8] {
+        self.1
+    }
+}

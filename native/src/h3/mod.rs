@@ -1,0 +1,9 @@
+//! HTTP/3 (RFC 9114) on quiche's QUIC transport: stream classification,
+//! frames, SETTINGS, request validation and the per-connection state.
+
+pub mod codes;
+pub mod connection;
+pub mod error;
+pub mod frame;
+pub mod request;
+pub mod settings;

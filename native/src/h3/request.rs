@@ -1,0 +1,214 @@
+//! Validation of a decoded request field section (RFC 9114 sections 4.2,
+//! 4.3.1 and 4.4; RFC 9220 for extended CONNECT). A request that breaks
+//! these rules is malformed and answered with a stream error of type
+//! H3_MESSAGE_ERROR (section 4.1.2).
+
+use super::codes::H3_MESSAGE_ERROR;
+use super::error::{H3Error, H3Result};
+
+#[derive(Debug, Default, Clone)]
+pub struct RequestHead {
+    pub method: Vec<u8>,
+    pub scheme: Option<Vec<u8>>,
+    pub authority: Option<Vec<u8>>,
+    pub path: Option<Vec<u8>>,
+    /// `:protocol`, present only on an extended CONNECT.
+    pub protocol: Option<Vec<u8>>,
+    /// Regular field lines, in the order received (cookie lines included).
+    pub fields: Vec<(Vec<u8>, Vec<u8>)>,
+    pub content_length: Option<u64>,
+}
+
+impl RequestHead {
+    pub fn is_extended_connect(&self) -> bool {
+        self.protocol.is_some()
+    }
+
+    pub fn is_plain_connect(&self) -> bool {
+        self.method == b"CONNECT" && self.protocol.is_none()
+    }
+}
+
+const fn malformed(reason: &'static str) -> H3Error {
+    H3Error::stream(H3_MESSAGE_ERROR, reason)
+}
+
+/// Characters allowed in a field name: RFC 9110 `tchar` without upper case.
+fn is_name_char(b: u8) -> bool {
+    matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*'
+        | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~')
+}
+
+fn valid_value(v: &[u8]) -> bool {
+    let edge_ws = |b: &u8| *b == b' ' || *b == b'\t';
+    !v.iter().any(|b| matches!(b, 0 | b'\r' | b'\n'))
+        && !v.first().is_some_and(edge_ws)
+        && !v.last().is_some_and(edge_ws)
+}
+
+fn is_connection_specific(name: &[u8]) -> bool {
+    matches!(name, b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade")
+}
+
+fn set_once(slot: &mut Option<Vec<u8>>, value: Vec<u8>) -> H3Result<()> {
+    if slot.is_some() {
+        return Err(malformed("duplicate pseudo-header"));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+pub fn validate_request(lines: Vec<quiche::h3::Header>) -> H3Result<RequestHead> {
+    use quiche::h3::NameValue;
+    let mut head = RequestHead::default();
+    let mut method: Option<Vec<u8>> = None;
+    let mut seen_regular = false;
+
+    for line in lines {
+        let (name, value) = (line.name(), line.value());
+        if !valid_value(value) {
+            return Err(malformed("invalid characters in field value"));
+        }
+        if let Some(pseudo) = name.strip_prefix(b":") {
+            if seen_regular {
+                return Err(malformed("pseudo-header after a regular field"));
+            }
+            let value = value.to_vec();
+            match pseudo {
+                b"method" => set_once(&mut method, value)?,
+                b"scheme" => set_once(&mut head.scheme, value)?,
+                b"authority" => set_once(&mut head.authority, value)?,
+                b"path" => set_once(&mut head.path, value)?,
+                b"protocol" => set_once(&mut head.protocol, value)?,
+                _ => return Err(malformed("unknown or response pseudo-header")),
+            }
+            continue;
+        }
+        seen_regular = true;
+        if name.is_empty() || !name.iter().all(|b| is_name_char(*b)) {
+            return Err(malformed("field name is not a lowercase token"));
+        }
+        if is_connection_specific(name) {
+            return Err(malformed("connection-specific field"));
+        }
+        if name == b"te" && value != b"trailers" {
+            return Err(malformed("te other than trailers"));
+        }
+        if name == b"content-length" {
+            let n = parse_content_length(value)?;
+            if head.content_length.is_some_and(|prev| prev != n) {
+                return Err(malformed("conflicting content-length"));
+            }
+            head.content_length = Some(n);
+        }
+        head.fields.push((name.to_vec(), value.to_vec()));
+    }
+
+    head.method = method.ok_or(malformed("missing :method"))?;
+    if head.method.is_empty() || !head.method.iter().all(|b| b.is_ascii_graphic()) {
+        return Err(malformed("invalid :method"));
+    }
+    let is_connect = head.method == b"CONNECT";
+    if head.protocol.is_some() && !is_connect {
+        return Err(malformed(":protocol on a method other than CONNECT"));
+    }
+    if is_connect && head.protocol.is_none() {
+        // RFC 9114 section 4.4: a plain CONNECT names only an authority.
+        if head.scheme.is_some() || head.path.is_some() || head.authority.is_none() {
+            return Err(malformed("CONNECT must carry :authority and no :scheme or :path"));
+        }
+        return Ok(head);
+    }
+    let path = head.path.as_deref().ok_or(malformed("missing :path"))?;
+    if path.is_empty() {
+        return Err(malformed("empty :path"));
+    }
+    let scheme = head.scheme.as_deref().ok_or(malformed("missing :scheme"))?;
+    let has_host = head.fields.iter().any(|(n, _)| n == b"host");
+    if matches!(scheme, b"https" | b"http") && head.authority.is_none() && !has_host {
+        return Err(malformed("missing :authority and host"));
+    }
+    if head.protocol.is_some() && head.authority.is_none() {
+        return Err(malformed("extended CONNECT without :authority"));
+    }
+    Ok(head)
+}
+
+fn parse_content_length(v: &[u8]) -> H3Result<u64> {
+    if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
+        return Err(malformed("invalid content-length"));
+    }
+    Ok(v.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
+}
+
+/// Validates trailers: no pseudo-headers, same name rules as the header section.
+pub fn validate_trailers(lines: &[quiche::h3::Header]) -> H3Result<()> {
+    use quiche::h3::NameValue;
+    for line in lines {
+        let name = line.name();
+        if name.first() == Some(&b':') {
+            return Err(malformed("pseudo-header in trailers"));
+        }
+        if name.is_empty() || !name.iter().all(|b| is_name_char(*b)) || is_connection_specific(name) {
+            return Err(malformed("invalid trailer field name"));
+        }
+        if !valid_value(line.value()) {
+            return Err(malformed("invalid characters in trailer value"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quiche::h3::Header;
+
+    fn h(lines: &[(&str, &str)]) -> Vec<Header> {
+        lines.iter().map(|(n, v)| Header::new(n.as_bytes(), v.as_bytes())).collect()
+    }
+
+    const GOOD: &[(&str, &str)] =
+        &[(":method", "GET"), (":scheme", "https"), (":authority", "x"), (":path", "/a")];
+
+    #[test]
+    fn accepts_a_plain_get_with_split_cookies() {
+        let mut lines = GOOD.to_vec();
+        lines.push(("cookie", "a=1"));
+        lines.push(("cookie", "b=2"));
+        let head = validate_request(h(&lines)).unwrap();
+        assert_eq!(head.method, b"GET");
+        assert_eq!(head.fields.len(), 2);
+    }
+
+    #[test]
+    fn rejects_malformed_sections() {
+        let cases: Vec<Vec<(&str, &str)>> = vec![
+            vec![(":scheme", "https"), (":authority", "x"), (":path", "/")],
+            vec![(":method", "GET"), (":scheme", "https"), (":authority", "x")],
+            vec![(":method", "GET"), ("a", "b"), (":scheme", "https"), (":authority", "x"), (":path", "/")],
+            [GOOD, &[("X-Upper", "1")]].concat(),
+            [GOOD, &[("connection", "close")]].concat(),
+            [GOOD, &[("transfer-encoding", "chunked")]].concat(),
+            [GOOD, &[("content-length", "1"), ("content-length", "2")]].concat(),
+            [GOOD, &[(":method", "GET")]].concat(),
+            vec![(":method", "CONNECT"), (":scheme", "https"), (":authority", "x"), (":path", "/")],
+            vec![(":method", "GET"), (":protocol", "webtransport"), (":scheme", "https"), (":authority", "x"), (":path", "/")],
+        ];
+        for (i, lines) in cases.into_iter().enumerate() {
+            let err = validate_request(h(&lines)).unwrap_err();
+            assert_eq!(err.code, H3_MESSAGE_ERROR, "case {i}");
+            assert!(!err.connection);
+        }
+    }
+
+    #[test]
+    fn accepts_extended_connect() {
+        let head = validate_request(h(&[
+            (":method", "CONNECT"), (":protocol", "webtransport"), (":scheme", "https"),
+            (":authority", "x"), (":path", "/wt"),
+        ]))
+        .unwrap();
+        assert!(head.is_extended_connect());
+    }
+}

@@ -1,0 +1,152 @@
+//! napi-rs addon: the native HTTP/3 + WebTransport core of h3-node.
+//!
+//! Layers, bottom up: `server` (UDP I/O loop on mio, quiche connections),
+//! `h3` (HTTP/3 framing and stream classification on quiche streams),
+//! `boundary` (the batched binary protocol to TypeScript), and this file,
+//! which exposes `listen` and the `NativeServer` handle to JavaScript.
+
+#![deny(clippy::all)]
+
+pub mod boundary;
+pub mod config;
+pub mod h3;
+pub mod server;
+pub mod varint;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+
+use config::Options;
+use server::{Server, Shared};
+
+#[napi(object)]
+pub struct NativeOptions {
+    pub host: String,
+    pub port: u32,
+    pub cert_path: String,
+    pub key_path: String,
+    pub streamed_bodies: bool,
+    pub body_window: Option<u32>,
+    pub body_credit: Option<u32>,
+    pub idle_timeout_ms: Option<u32>,
+    pub max_connections: Option<u32>,
+    pub max_streams_per_connection: Option<u32>,
+    pub max_field_section_size: Option<u32>,
+    pub stream_window: Option<u32>,
+}
+
+#[napi(object)]
+pub struct NativeAddress {
+    pub address: String,
+    pub family: String,
+    pub port: u32,
+}
+
+/// Build-time limits, exposed so TypeScript reports the same numbers the
+/// native core enforces.
+#[napi(object)]
+pub struct NativeLimits {
+    pub default_body_window: u32,
+    pub default_body_credit: u32,
+    pub default_max_field_section_size: u32,
+}
+
+#[napi]
+pub fn limits() -> NativeLimits {
+    NativeLimits {
+        default_body_window: config::DEFAULT_BODY_WINDOW as u32,
+        default_body_credit: config::DEFAULT_BODY_CREDIT as u32,
+        default_max_field_section_size: config::DEFAULT_MAX_FIELD_SECTION_SIZE as u32,
+    }
+}
+
+type EventCallback = ThreadsafeFunction<Buffer, Unknown<'static>, Buffer, Status, false>;
+
+#[napi]
+pub struct NativeServer {
+    shared: Arc<Shared>,
+    local: std::net::SocketAddr,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Binds the UDP socket, loads the TLS identity and starts the I/O thread.
+/// `onEvents` receives every event batch as one Buffer.
+#[napi(catch_unwind)]
+pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<NativeServer> {
+    let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port out of range: {}", options.port)))?;
+    let opts = Options {
+        host: options.host,
+        port,
+        cert_path: options.cert_path,
+        key_path: options.key_path,
+        streamed_bodies: options.streamed_bodies,
+        body_window: options.body_window.map_or(config::DEFAULT_BODY_WINDOW, |v| v as usize),
+        body_credit: options.body_credit.map_or(config::DEFAULT_BODY_CREDIT, |v| v as usize),
+        idle_timeout_ms: u64::from(options.idle_timeout_ms.unwrap_or(30_000)),
+        max_connections: options.max_connections.unwrap_or(10_000) as usize,
+        max_streams_per_connection: u64::from(options.max_streams_per_connection.unwrap_or(128)),
+        max_field_section_size: options
+            .max_field_section_size
+            .map_or(config::DEFAULT_MAX_FIELD_SECTION_SIZE, |v| v as usize),
+        stream_window: u64::from(options.stream_window.unwrap_or(256 * 1024)),
+    };
+    let sink: server::Sink = Box::new(move |batch: Vec<u8>| {
+        on_events.call(Buffer::from(batch), ThreadsafeFunctionCallMode::NonBlocking);
+    });
+    let bound = Server::bind(opts, sink).map_err(Error::from_reason)?;
+    let local = bound.local;
+    let server = bound.server;
+    let thread = std::thread::Builder::new()
+        .name("h3-io".into())
+        .spawn(move || server.run())
+        .map_err(|e| Error::from_reason(format!("cannot start I/O thread: {e}")))?;
+    Ok(NativeServer { shared: bound.shared, local, thread: Some(thread) })
+}
+
+#[napi]
+impl NativeServer {
+    #[napi(catch_unwind)]
+    pub fn address(&self) -> NativeAddress {
+        NativeAddress {
+            address: self.local.ip().to_string(),
+            family: if self.local.is_ipv4() { "IPv4".into() } else { "IPv6".into() },
+            port: u32::from(self.local.port()),
+        }
+    }
+
+    /// Hands a command batch to the I/O loop and acknowledges every event
+    /// batch up to `acked_batch`. One call per JavaScript flush.
+    #[napi(catch_unwind)]
+    pub fn submit(&self, commands: Option<&[u8]>, acked_batch: f64) {
+        if let Some(c) = commands {
+            if !c.is_empty() {
+                self.shared.commands.lock().unwrap_or_else(|p| p.into_inner()).push(c.to_vec());
+            }
+        }
+        self.shared.acked_batch.fetch_max(acked_batch as u64, Ordering::AcqRel);
+        let _ = self.shared.waker.wake();
+    }
+
+    /// Starts shutdown. Graceful: GOAWAY, in-flight requests finish (up to
+    /// 5 s), then connections close. Otherwise every connection closes now.
+    /// Completion is signalled by a SERVER_CLOSED event.
+    #[napi(catch_unwind)]
+    pub fn shutdown(&self, graceful: bool) {
+        let level = if graceful { server::SHUTDOWN_GRACEFUL } else { server::SHUTDOWN_NOW };
+        self.shared.shutdown.fetch_max(level, Ordering::AcqRel);
+        let _ = self.shared.waker.wake();
+    }
+
+    /// Waits for the I/O thread after SERVER_CLOSED; cheap by then.
+    #[napi(catch_unwind)]
+    pub fn join(&mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

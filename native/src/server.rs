@@ -1,0 +1,516 @@
+//! The UDP I/O loop: one thread, one mio poll, every connection of the
+//! server. Each turn reads a bounded run of datagrams, applies JavaScript's
+//! commands, fires QUIC timers, lets the HTTP/3 layer of each touched
+//! connection read its streams, writes packets, and sends at most one event
+//! batch to JavaScript.
+
+use std::collections::HashMap;
+use std::io::ErrorKind;
+use std::net::SocketAddr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token, Waker};
+
+use crate::boundary::commands::{Command, CommandReader};
+use crate::boundary::events::{close_how, log_level, EventBatch};
+use crate::config::Options;
+use crate::h3::codes::{H3_INTERNAL_ERROR, H3_NO_ERROR};
+use crate::h3::connection::{H3Connection, H3Options};
+use crate::h3::settings::LocalSettings;
+
+const SOCKET: Token = Token(0);
+const WAKER: Token = Token(1);
+
+/// Datagrams read per turn before the loop goes on to process them; keeps
+/// one turn's event batch bounded.
+const MAX_READS_PER_TURN: usize = 256;
+
+/// Event batches JavaScript may leave unacknowledged before the loop stops
+/// reading the socket; the kernel buffer and QUIC flow control absorb the rest.
+const MAX_UNACKED_BATCHES: u64 = 64;
+
+/// How long a graceful shutdown waits for in-flight requests.
+const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
+
+pub const SHUTDOWN_NONE: u8 = 0;
+pub const SHUTDOWN_GRACEFUL: u8 = 1;
+pub const SHUTDOWN_NOW: u8 = 2;
+
+/// State shared between the loop thread and the JavaScript thread.
+pub struct Shared {
+    pub commands: Mutex<Vec<Vec<u8>>>,
+    pub acked_batch: AtomicU64,
+    pub shutdown: AtomicU8,
+    pub waker: Waker,
+}
+
+/// Receives each finished event batch; the napi layer forwards it to
+/// JavaScript.
+pub type Sink = Box<dyn FnMut(Vec<u8>) + Send>;
+
+struct Conn {
+    quic: quiche::Connection,
+    h3: H3Connection,
+    peer: SocketAddr,
+    /// Connection IDs routed to this connection: ours, and the client's
+    /// original destination ID until the handshake moves on.
+    cids: Vec<Vec<u8>>,
+    cid_hex: String,
+    dirty: bool,
+}
+
+pub struct Server {
+    poll: Poll,
+    socket: UdpSocket,
+    local: SocketAddr,
+    options: Options,
+    h3_options: H3Options,
+    config: quiche::Config,
+    conns: HashMap<u32, Conn>,
+    cids: HashMap<Vec<u8>, u32>,
+    next_handle: u32,
+    shared: Arc<Shared>,
+    sink: Sink,
+    events: EventBatch,
+    batch_seq: u64,
+    dirty: Vec<u32>,
+    recv_buf: Vec<u8>,
+    send_buf: Vec<u8>,
+    scratch: Vec<u8>,
+    /// A packet the socket would not take; sent before anything else.
+    blocked_packet: Option<(Vec<u8>, SocketAddr)>,
+    socket_may_have_more: bool,
+    drain_started: Option<Instant>,
+}
+
+pub struct Bound {
+    pub server: Server,
+    pub shared: Arc<Shared>,
+    pub local: SocketAddr,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn enlarge_socket_buffers(socket: &std::net::UdpSocket) {
+    use std::os::fd::AsRawFd;
+    let size: libc::c_int = 4 << 20;
+    for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
+        // Best effort: the kernel caps it at net.core.[rw]mem_max.
+        unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                &size as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+}
+
+impl Server {
+    /// Binds the socket and loads the identity on the caller's thread, so
+    /// that a port in use or a bad key fails `listen` synchronously.
+    pub fn bind(options: Options, sink: Sink) -> Result<Bound, String> {
+        let config = options.quiche_config()?;
+        let addr: SocketAddr = format!("{}:{}", bracket(&options.host), options.port)
+            .parse()
+            .map_err(|_| format!("invalid host address: {}", options.host))?;
+        let std_socket = std::net::UdpSocket::bind(addr).map_err(|e| match e.kind() {
+            ErrorKind::AddrInUse => format!("UDP port {} on {} is already in use", options.port, options.host),
+            _ => format!("cannot bind UDP {addr}: {e}"),
+        })?;
+        std_socket.set_nonblocking(true).map_err(|e| e.to_string())?;
+        enlarge_socket_buffers(&std_socket);
+        let local = std_socket.local_addr().map_err(|e| e.to_string())?;
+        let mut socket = UdpSocket::from_std(std_socket);
+        let poll = Poll::new().map_err(|e| e.to_string())?;
+        poll.registry()
+            .register(&mut socket, SOCKET, Interest::READABLE | Interest::WRITABLE)
+            .map_err(|e| e.to_string())?;
+        let waker = Waker::new(poll.registry(), WAKER).map_err(|e| e.to_string())?;
+        let shared = Arc::new(Shared {
+            commands: Mutex::new(Vec::new()),
+            acked_batch: AtomicU64::new(0),
+            shutdown: AtomicU8::new(SHUTDOWN_NONE),
+            waker,
+        });
+        let h3_options = options.h3();
+        let server = Server {
+            poll,
+            socket,
+            local,
+            options,
+            h3_options,
+            config,
+            conns: HashMap::new(),
+            cids: HashMap::new(),
+            next_handle: 1,
+            shared: shared.clone(),
+            sink,
+            events: EventBatch::default(),
+            batch_seq: 1,
+            dirty: Vec::new(),
+            recv_buf: vec![0; 65536],
+            send_buf: vec![0; 1500],
+            scratch: vec![0; 65536],
+            blocked_packet: None,
+            socket_may_have_more: true,
+            drain_started: None,
+        };
+        Ok(Bound { server, shared, local })
+    }
+
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(64);
+        loop {
+            let timeout = self.poll_timeout();
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != ErrorKind::Interrupted {
+                    self.events.log(log_level::ERROR, &format!("poll failed: {e}"));
+                    break;
+                }
+            }
+            let turn = catch_unwind(AssertUnwindSafe(|| self.turn()));
+            if turn.is_err() {
+                self.events.log(log_level::ERROR, "internal error in the I/O loop; continuing");
+            }
+            if self.finished() {
+                break;
+            }
+        }
+        self.events.server_closed();
+        self.emit_batch();
+    }
+
+    fn turn(&mut self) {
+        self.apply_commands();
+        self.check_shutdown();
+        if self.js_lag() < MAX_UNACKED_BATCHES {
+            self.read_packets();
+        }
+        self.fire_timers();
+        self.process_dirty();
+        self.send_packets();
+        self.collect_closed();
+        self.emit_batch();
+    }
+
+    fn js_lag(&self) -> u64 {
+        self.batch_seq.saturating_sub(1 + self.shared.acked_batch.load(Ordering::Acquire))
+    }
+
+    fn poll_timeout(&self) -> Option<Duration> {
+        if (self.socket_may_have_more && self.js_lag() < MAX_UNACKED_BATCHES) || !self.dirty.is_empty() {
+            return Some(Duration::ZERO);
+        }
+        let now = Instant::now();
+        let mut next = self.conns.values().filter_map(|c| c.quic.timeout_instant()).min();
+        if let Some(started) = self.drain_started {
+            let deadline = started + DRAIN_DEADLINE;
+            next = Some(next.map_or(deadline, |n| n.min(deadline)));
+        }
+        next.map(|t| t.saturating_duration_since(now))
+    }
+
+    fn mark_dirty(&mut self, handle: u32) {
+        if let Some(c) = self.conns.get_mut(&handle) {
+            if !c.dirty {
+                c.dirty = true;
+                self.dirty.push(handle);
+            }
+        }
+    }
+
+    fn read_packets(&mut self) {
+        self.socket_may_have_more = false;
+        for _ in 0..MAX_READS_PER_TURN {
+            let (len, from) = match self.socket.recv_from(&mut self.recv_buf) {
+                Ok(r) => r,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                // ICMP errors surface here on Linux; they concern one peer.
+                Err(_) => continue,
+            };
+            self.on_datagram(len, from);
+        }
+        self.socket_may_have_more = true;
+    }
+
+    fn on_datagram(&mut self, len: usize, from: SocketAddr) {
+        let buf = &mut self.recv_buf[..len];
+        let Ok(hdr) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN) else { return };
+        let handle = match self.cids.get(hdr.dcid.as_ref()) {
+            Some(h) => *h,
+            None => {
+                if hdr.ty != quiche::Type::Initial {
+                    return;
+                }
+                if !quiche::version_is_supported(hdr.version) {
+                    if let Ok(n) = quiche::negotiate_version(&hdr.scid, &hdr.dcid, &mut self.send_buf) {
+                        let _ = self.socket.send_to(&self.send_buf[..n], from);
+                    }
+                    return;
+                }
+                let dcid = hdr.dcid.to_vec();
+                match self.accept(&dcid, from) {
+                    Some(h) => h,
+                    None => return,
+                }
+            }
+        };
+        let local = self.local;
+        let Some(conn) = self.conns.get_mut(&handle) else { return };
+        let buf = &mut self.recv_buf[..len];
+        let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to: local })));
+        if result.is_err() {
+            self.on_panic(handle, "packet processing");
+        }
+        self.mark_dirty(handle);
+    }
+
+    fn accept(&mut self, odcid: &[u8], from: SocketAddr) -> Option<u32> {
+        if self.drain_started.is_some() || self.conns.len() >= self.options.max_connections {
+            return None;
+        }
+        let mut scid = [0u8; quiche::MAX_CONN_ID_LEN];
+        getrandom::fill(&mut scid).ok()?;
+        let scid_ref = quiche::ConnectionId::from_ref(&scid);
+        let quic = quiche::accept(&scid_ref, None, self.local, from, &mut self.config).ok()?;
+        let handle = self.next_handle;
+        self.next_handle = self.next_handle.wrapping_add(1).max(1);
+        let local_settings = LocalSettings {
+            max_field_section_size: self.options.max_field_section_size as u64,
+            webtransport: false,
+            max_webtransport_sessions: 0,
+        };
+        let h3 = H3Connection::new(handle, self.h3_options.clone(), local_settings);
+        let cid_hex = hex(&scid);
+        self.events.conn_open(handle, &from.to_string(), &cid_hex);
+        self.cids.insert(scid.to_vec(), handle);
+        self.cids.insert(odcid.to_vec(), handle);
+        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false });
+        Some(handle)
+    }
+
+    fn apply_commands(&mut self) {
+        let batches = std::mem::take(&mut *self.shared.commands.lock().unwrap_or_else(|p| p.into_inner()));
+        for batch in &batches {
+            let mut reader = CommandReader::new(batch);
+            while let Some(cmd) = reader.next_command() {
+                match cmd {
+                    Ok(Command::Respond(r)) => {
+                        let Some(conn) = self.conns.get_mut(&r.conn) else { continue };
+                        let result = catch_unwind(AssertUnwindSafe(|| {
+                            conn.h3.respond(&mut conn.quic, r.stream, r.status, &r.fields, r.body)
+                        }));
+                        if result.is_err() {
+                            self.on_panic(r.conn, "respond");
+                        }
+                        self.mark_dirty(r.conn);
+                    }
+                    Err(()) => {
+                        self.events.log(log_level::ERROR, "malformed command batch from JavaScript; rest dropped");
+                        break;
+                    }
+                }
+            }
+        }
+        // Acknowledged batches free body credit: revisit streams waiting on it.
+        let waiting: Vec<u32> = self.conns.iter().filter(|(_, c)| c.h3.has_credit_waiters()).map(|(h, _)| *h).collect();
+        for h in waiting {
+            self.mark_dirty(h);
+        }
+    }
+
+    fn check_shutdown(&mut self) {
+        match self.shared.shutdown.load(Ordering::Acquire) {
+            SHUTDOWN_GRACEFUL if self.drain_started.is_none() => {
+                self.drain_started = Some(Instant::now());
+                let handles: Vec<u32> = self.conns.keys().copied().collect();
+                for h in handles {
+                    if let Some(c) = self.conns.get_mut(&h) {
+                        c.h3.send_goaway(&mut c.quic);
+                    }
+                    self.mark_dirty(h);
+                }
+            }
+            SHUTDOWN_NOW => self.close_all(),
+            _ => {}
+        }
+        if let Some(started) = self.drain_started {
+            let deadline_passed = started.elapsed() >= DRAIN_DEADLINE;
+            let idle: Vec<u32> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| !c.quic.is_draining() && (deadline_passed || c.h3.requests_in_flight() == 0))
+                .map(|(h, _)| *h)
+                .collect();
+            for h in idle {
+                if let Some(c) = self.conns.get_mut(&h) {
+                    let _ = c.quic.close(true, H3_NO_ERROR, b"server shutting down");
+                }
+                self.mark_dirty(h);
+            }
+        }
+    }
+
+    fn close_all(&mut self) {
+        let handles: Vec<u32> = self.conns.keys().copied().collect();
+        for h in handles {
+            if let Some(c) = self.conns.get_mut(&h) {
+                let _ = c.quic.close(true, H3_NO_ERROR, b"server closed");
+            }
+            self.mark_dirty(h);
+        }
+        if self.drain_started.is_none() {
+            self.drain_started = Some(Instant::now() - DRAIN_DEADLINE);
+        }
+    }
+
+    fn finished(&self) -> bool {
+        match self.shared.shutdown.load(Ordering::Acquire) {
+            SHUTDOWN_NONE => false,
+            _ => self.conns.is_empty() || self.drain_started.is_some_and(|s| s.elapsed() > DRAIN_DEADLINE + Duration::from_secs(1)),
+        }
+    }
+
+    fn fire_timers(&mut self) {
+        let now = Instant::now();
+        let due: Vec<u32> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.quic.timeout_instant().is_some_and(|t| t <= now))
+            .map(|(h, _)| *h)
+            .collect();
+        for h in due {
+            if let Some(c) = self.conns.get_mut(&h) {
+                c.quic.on_timeout();
+            }
+            self.mark_dirty(h);
+        }
+    }
+
+    fn process_dirty(&mut self) {
+        let acked = self.shared.acked_batch.load(Ordering::Acquire);
+        for i in 0..self.dirty.len() {
+            let h = self.dirty[i];
+            let Some(conn) = self.conns.get_mut(&h) else { continue };
+            if conn.quic.is_closed() || conn.quic.is_draining() {
+                continue;
+            }
+            conn.h3.set_batches(self.batch_seq, acked);
+            let events = &mut self.events;
+            let scratch = &mut self.scratch;
+            let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, events, scratch)));
+            match result {
+                Ok(outcome) => {
+                    if let Some(e) = outcome.close {
+                        let _ = conn.quic.close(true, e.code, e.reason.as_bytes());
+                    }
+                }
+                Err(_) => self.on_panic(h, "HTTP/3 processing"),
+            }
+        }
+    }
+
+    /// A panic while handling one connection closes that connection only.
+    fn on_panic(&mut self, handle: u32, during: &str) {
+        if let Some(c) = self.conns.get_mut(&handle) {
+            self.events.log(
+                log_level::ERROR,
+                &format!("internal error during {during} on connection {}; closing that connection", c.cid_hex),
+            );
+            let _ = c.quic.close(true, H3_INTERNAL_ERROR, b"internal error");
+        }
+    }
+
+    fn send_packets(&mut self) {
+        if let Some((pkt, to)) = self.blocked_packet.take() {
+            match self.socket.send_to(&pkt, to) {
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    self.blocked_packet = Some((pkt, to));
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let dirty = std::mem::take(&mut self.dirty);
+        for (i, h) in dirty.iter().enumerate() {
+            let Some(conn) = self.conns.get_mut(h) else { continue };
+            conn.dirty = false;
+            loop {
+                let (n, info) = match conn.quic.send(&mut self.send_buf) {
+                    Ok(r) => r,
+                    Err(quiche::Error::Done) => break,
+                    Err(_) => {
+                        let _ = conn.quic.close(false, 0x1, b"send failed");
+                        break;
+                    }
+                };
+                match self.socket.send_to(&self.send_buf[..n], info.to) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        // Wait for the socket's writable event; everything not
+                        // yet flushed stays dirty for the next turn.
+                        self.blocked_packet = Some((self.send_buf[..n].to_vec(), info.to));
+                        conn.dirty = true;
+                        let rest: Vec<u32> = dirty[i..].to_vec();
+                        for h in &rest {
+                            if let Some(c) = self.conns.get_mut(h) {
+                                c.dirty = true;
+                            }
+                        }
+                        self.dirty = rest;
+                        return;
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+
+    fn collect_closed(&mut self) {
+        let closed: Vec<u32> = self.conns.iter().filter(|(_, c)| c.quic.is_closed()).map(|(h, _)| *h).collect();
+        for h in closed {
+            let Some(conn) = self.conns.remove(&h) else { continue };
+            for cid in &conn.cids {
+                self.cids.remove(cid);
+            }
+            let q = &conn.quic;
+            let (how, is_app, code, reason): (u8, bool, u64, &[u8]) = if let Some(e) = q.peer_error() {
+                (close_how::PEER, e.is_app, e.error_code, &e.reason)
+            } else if let Some(e) = q.local_error() {
+                (close_how::LOCAL, e.is_app, e.error_code, &e.reason)
+            } else if q.is_timed_out() {
+                (close_how::IDLE_TIMEOUT, false, 0, b"")
+            } else {
+                (close_how::OTHER, false, 0, b"")
+            };
+            self.events.conn_closed(h, how, is_app, code, reason, &conn.peer.to_string(), &conn.cid_hex);
+        }
+    }
+
+    fn emit_batch(&mut self) {
+        if self.events.is_empty() {
+            return;
+        }
+        let out = self.events.take(self.batch_seq);
+        self.batch_seq += 1;
+        (self.sink)(out);
+    }
+}
+
+fn bracket(host: &str) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    }
+}

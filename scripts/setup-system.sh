@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# System packages the build and the tests need, installed from Debian.
+#   cmake, clang, libclang-dev: quiche builds BoringSSL (cmake) and generates
+#                               its bindings with bindgen (libclang).
+#   python3-venv:               the aioquic test client's virtualenv.
+#   chromium:                   the real-browser tests (driven by playwright-core).
+set -euo pipefail
+
+packages=(cmake clang libclang-dev python3-venv chromium chromium-driver)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
