@@ -1,0 +1,19 @@
+// Public API of h3-node.
+export { createServer, Http3Server } from './server';
+export type {
+  AddressInfo,
+  BodyHandler,
+  ConnectionCloseInfo,
+  ConnectionInfo,
+  RequestHandler,
+  ServerOptions,
+} from './server';
+export { H3Request } from './request';
+export { H3Response, MAX_RESPONSE_FIELDS } from './response';
+export { loadIdentity, DEMO_CERT, DEMO_KEY } from './identity';
+export type { Identity } from './identity';
+export type { Logger } from './log';
+export { stderrLogger, silentLogger } from './log';
+export { PROFILES } from './profiles';
+export { BEARER_TOKEN, SESSION_COOKIE } from './profiles/profile-a';
+export { BODY_CAP } from './profiles/profile-c';

@@ -1,0 +1,65 @@
+// Loads the napi-rs addon built by `npm run build:native` into dist/native/.
+// The path is resolved from the package root so the same loader works from
+// src/ (tests under tsx) and from dist/ (the published package).
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface NativeOptions {
+  host: string;
+  port: number;
+  certPath: string;
+  keyPath: string;
+  streamedBodies: boolean;
+  bodyWindow?: number;
+  bodyCredit?: number;
+  idleTimeoutMs?: number;
+  maxConnections?: number;
+  maxStreamsPerConnection?: number;
+  maxFieldSectionSize?: number;
+  streamWindow?: number;
+}
+
+export interface NativeAddress {
+  address: string;
+  family: string;
+  port: number;
+}
+
+export interface NativeServer {
+  address(): NativeAddress;
+  submit(commands: Buffer | null, ackedBatch: number): void;
+  shutdown(graceful: boolean): void;
+  join(): void;
+}
+
+export interface NativeLimits {
+  defaultBodyWindow: number;
+  defaultBodyCredit: number;
+  defaultMaxFieldSectionSize: number;
+}
+
+interface Addon {
+  listen(options: NativeOptions, onEvents: (batch: Buffer) => void): NativeServer;
+  limits(): NativeLimits;
+}
+
+const packageRoot = path.resolve(__dirname, '..', '..');
+
+function findAddon(): string {
+  const dir = path.join(packageRoot, 'dist', 'native');
+  const prefix = `h3core.${process.platform}-${process.arch}`;
+  const found = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.node')) : [];
+  if (found.length === 0) {
+    throw new Error(`native addon ${prefix}*.node not found in ${dir}; run \`npm run build\` first`);
+  }
+  return path.join(dir, found.sort()[0]);
+}
+
+let loaded: Addon | undefined;
+
+export function addon(): Addon {
+  loaded ??= require(findAddon()) as Addon;
+  return loaded;
+}
+
+export { packageRoot };

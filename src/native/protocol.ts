@@ -1,0 +1,185 @@
+// The TypeScript half of the binary boundary protocol; native/src/boundary
+// is the other half and docs/design.md describes the layout. Decoding calls
+// the sink directly, so no intermediate event objects are allocated.
+
+export const enum EventKind {
+  Request = 1,
+  Body = 2,
+  StreamAborted = 3,
+  ConnOpen = 4,
+  ConnClosed = 5,
+  Log = 6,
+  ServerClosed = 7,
+}
+
+export const RequestFlag = { Complete: 1, HasBody: 2 } as const;
+
+export const CloseHow = { Peer: 1, Local: 2, IdleTimeout: 3, Other: 4 } as const;
+
+export const AbortReason = { PeerReset: 1, PeerStopSending: 2, ProtocolError: 3 } as const;
+
+export const LogLevel = { Error: 1, Warn: 2, Info: 3, Debug: 4 } as const;
+
+export interface ConnClosedInfo {
+  conn: number;
+  how: number;
+  isApp: boolean;
+  errorCode: number;
+  reason: string;
+  peer: string;
+  cid: string;
+}
+
+export interface EventSink {
+  /** `lines` is flat: name, value, name, value... in wire order, pseudo-headers first. */
+  onRequest(conn: number, stream: number, flags: number, lines: string[], body: Buffer): void;
+  onBody(conn: number, stream: number, chunk: Buffer, fin: boolean): void;
+  onStreamAborted(conn: number, stream: number, reason: number, code: number): void;
+  onConnOpen(conn: number, peer: string, cid: string): void;
+  onConnClosed(info: ConnClosedInfo): void;
+  onLog(level: number, message: string): void;
+  onServerClosed(): void;
+}
+
+/** Decodes one event batch; returns its sequence number for the acknowledgement. */
+export function decodeBatch(buf: Buffer, sink: EventSink): number {
+  const seq = buf.readDoubleLE(0);
+  let off = 8;
+  const u16 = () => {
+    const v = buf.readUInt16LE(off);
+    off += 2;
+    return v;
+  };
+  const u32 = () => {
+    const v = buf.readUInt32LE(off);
+    off += 4;
+    return v;
+  };
+  const f64 = () => {
+    const v = buf.readDoubleLE(off);
+    off += 8;
+    return v;
+  };
+  const str = (len: number) => {
+    const s = buf.toString('latin1', off, off + len);
+    off += len;
+    return s;
+  };
+  const bytes = (len: number) => {
+    const b = buf.subarray(off, off + len);
+    off += len;
+    return b;
+  };
+  while (off < buf.length) {
+    const kind = buf[off++];
+    const conn = u32();
+    switch (kind) {
+      case EventKind.Request: {
+        const stream = f64();
+        const flags = buf[off++];
+        const n = u16();
+        const lines = new Array<string>(n * 2);
+        for (let i = 0; i < n; i++) {
+          lines[2 * i] = str(u16());
+          lines[2 * i + 1] = str(u32());
+        }
+        const body = flags & RequestFlag.HasBody ? bytes(u32()) : EMPTY;
+        sink.onRequest(conn, stream, flags, lines, body);
+        break;
+      }
+      case EventKind.Body: {
+        const stream = f64();
+        const fin = buf[off++] === 1;
+        sink.onBody(conn, stream, bytes(u32()), fin);
+        break;
+      }
+      case EventKind.StreamAborted: {
+        const stream = f64();
+        const reason = buf[off++];
+        sink.onStreamAborted(conn, stream, reason, f64());
+        break;
+      }
+      case EventKind.ConnOpen: {
+        const peer = str(u16());
+        sink.onConnOpen(conn, peer, str(u16()));
+        break;
+      }
+      case EventKind.ConnClosed: {
+        const how = buf[off++];
+        const isApp = buf[off++] === 1;
+        const errorCode = f64();
+        const reason = buf.toString('utf8', off + 2, off + 2 + buf.readUInt16LE(off));
+        off += 2 + buf.readUInt16LE(off);
+        const peer = str(u16());
+        const cid = str(u16());
+        sink.onConnClosed({ conn, how, isApp, errorCode, reason, peer, cid });
+        break;
+      }
+      case EventKind.Log: {
+        const level = buf[off++];
+        sink.onLog(level, buf.toString('utf8', off + 2, off + 2 + buf.readUInt16LE(off)));
+        off += 2 + buf.readUInt16LE(off);
+        break;
+      }
+      case EventKind.ServerClosed:
+        sink.onServerClosed();
+        break;
+      default:
+        throw new Error(`unknown native event kind ${kind}`);
+    }
+  }
+  return seq;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+const CommandKind = { Respond: 1 } as const;
+
+/** Accumulates commands for the next crossing into native code. */
+export class CommandWriter {
+  private buf = Buffer.allocUnsafe(16 * 1024);
+  private len = 0;
+
+  get isEmpty(): boolean {
+    return this.len === 0;
+  }
+
+  private reserve(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + n));
+    this.buf.copy(next, 0, 0, this.len);
+    this.buf = next;
+  }
+
+  /** `fields` is flat: name, value, ... (already validated and lowercased). */
+  respond(conn: number, stream: number, status: number, fields: string[], body: Buffer): void {
+    let size = 1 + 4 + 8 + 2 + 1 + 4 + body.length;
+    for (const f of fields) size += 4 + Buffer.byteLength(f, 'latin1');
+    this.reserve(size);
+    const b = this.buf;
+    let off = this.len;
+    b[off++] = CommandKind.Respond;
+    off = b.writeUInt32LE(conn, off);
+    off = b.writeDoubleLE(stream, off);
+    off = b.writeUInt16LE(status, off);
+    b[off++] = fields.length / 2;
+    for (let i = 0; i < fields.length; i += 2) {
+      const nameLen = b.write(fields[i], off + 2, 'latin1');
+      off = b.writeUInt16LE(nameLen, off) + nameLen;
+      const valueLen = b.write(fields[i + 1], off + 4, 'latin1');
+      off = b.writeUInt32LE(valueLen, off) + valueLen;
+    }
+    off = b.writeUInt32LE(body.length, off);
+    off += body.copy(b, off);
+    this.len = off;
+  }
+
+  /** Hands over the accumulated bytes (a copy-free view) and starts afresh. */
+  take(): Buffer | null {
+    if (this.len === 0) return null;
+    const out = this.buf.subarray(0, this.len);
+    this.buf = Buffer.allocUnsafe(this.buf.length);
+    this.len = 0;
+    return out;
+  }
+}

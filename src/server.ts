@@ -1,0 +1,335 @@
+// The embedding API: an HTTP/3 server in the shape of Node's http/http2
+// servers (createServer, listen, a 'request' handler, close), on the native
+// quiche core.
+import { EventEmitter } from 'node:events';
+import { addon, NativeServer } from './native/binding';
+import {
+  AbortReason,
+  CloseHow,
+  CommandWriter,
+  ConnClosedInfo,
+  decodeBatch,
+  EventSink,
+  LogLevel,
+  RequestFlag,
+} from './native/protocol';
+import { H3Request } from './request';
+import { H3Response } from './response';
+import { Identity, loadIdentity } from './identity';
+import { Logger, stderrLogger } from './log';
+
+export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
+
+/**
+ * Receives a streamed request body chunk by chunk, in order; the last call
+ * has `final` true. Ending `res` here (for example with 413) stops the body:
+ * no further chunks arrive and the request handler is not run.
+ */
+export type BodyHandler = (req: H3Request, chunk: Buffer, final: boolean, res: H3Response) => void;
+
+export interface ServerOptions {
+  /** Default port for listen(); 4433 when omitted. 0 picks a free port. */
+  port?: number;
+  /** Default host for listen(); "0.0.0.0" when omitted. */
+  host?: string;
+  /** PEM certificate chain path; the demo certificate when omitted. */
+  cert?: string;
+  /** PEM private key path; the demo key when omitted. */
+  key?: string;
+  /** Streams request bodies to this callback instead of buffering them. */
+  onBody?: BodyHandler;
+  /** Without onBody: the largest body buffered for the handler (default 16 KiB); larger bodies get 413. */
+  bodyWindow?: number;
+  /** With onBody: bytes read ahead of the callback per request (default 32 KiB). */
+  bodyCredit?: number;
+  idleTimeoutMs?: number;
+  maxConnections?: number;
+  maxStreamsPerConnection?: number;
+  maxFieldSectionSize?: number;
+  /** Where diagnostics go; stderr lines by default. */
+  logger?: Logger;
+}
+
+export interface AddressInfo {
+  address: string;
+  family: string;
+  port: number;
+}
+
+export interface ConnectionInfo {
+  /** Server-local connection number. */
+  id: number;
+  /** The server's connection ID, hex. */
+  cid: string;
+  peer: string;
+}
+
+export interface ConnectionCloseInfo extends ConnectionInfo {
+  initiator: 'peer' | 'local' | 'idle-timeout' | 'other';
+  isApplication: boolean;
+  errorCode: number;
+  reason: string;
+}
+
+interface Exchange {
+  req: H3Request;
+  res: H3Response;
+}
+
+const EMPTY = Buffer.alloc(0);
+const INITIATOR = {
+  [CloseHow.Peer]: 'peer',
+  [CloseHow.Local]: 'local',
+  [CloseHow.IdleTimeout]: 'idle-timeout',
+  [CloseHow.Other]: 'other',
+} as Record<number, ConnectionCloseInfo['initiator']>;
+
+export interface Http3Server {
+  on(event: 'request', listener: RequestHandler): this;
+  on(event: 'connection', listener: (info: ConnectionInfo) => void): this;
+  on(event: 'connectionClose', listener: (info: ConnectionCloseInfo) => void): this;
+  on(event: 'requestAborted', listener: (req: H3Request, code: number) => void): this;
+  on(event: 'close', listener: () => void): this;
+  on(event: string, listener: (...args: any[]) => void): this;
+}
+
+export class Http3Server extends EventEmitter implements EventSink {
+  readonly identity: Identity;
+  private readonly options: ServerOptions;
+  private readonly logger: Logger;
+  private native: NativeServer | undefined;
+  private readonly exchanges = new Map<number, Map<number, Exchange>>();
+  private readonly commands = new CommandWriter();
+  private inBatch = false;
+  private flushScheduled = false;
+  private lastSeq = 0;
+  private closing: Promise<void> | undefined;
+  private resolveClosed: (() => void) | undefined;
+
+  constructor(options: ServerOptions = {}, handler?: RequestHandler) {
+    super();
+    this.options = options;
+    this.logger = options.logger ?? stderrLogger;
+    this.identity = loadIdentity(options.cert, options.key);
+    if (handler) this.on('request', handler);
+  }
+
+  /** Binds the UDP port and starts serving. Rejects with a one-line Error (port in use, bad identity). */
+  listen(port = this.options.port ?? 4433, host = this.options.host ?? '0.0.0.0'): Promise<AddressInfo> {
+    if (this.native) return Promise.reject(new Error('server is already listening'));
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      return Promise.reject(new RangeError(`port must be an integer from 0 to 65535, got ${port}`));
+    }
+    try {
+      this.native = addon().listen(
+        {
+          host,
+          port,
+          certPath: this.identity.certPath,
+          keyPath: this.identity.keyPath,
+          streamedBodies: this.options.onBody !== undefined,
+          bodyWindow: this.options.bodyWindow,
+          bodyCredit: this.options.bodyCredit,
+          idleTimeoutMs: this.options.idleTimeoutMs,
+          maxConnections: this.options.maxConnections,
+          maxStreamsPerConnection: this.options.maxStreamsPerConnection,
+          maxFieldSectionSize: this.options.maxFieldSectionSize,
+        },
+        (batch) => this.onBatch(batch),
+      );
+    } catch (e) {
+      return Promise.reject(new Error((e as Error).message));
+    }
+    const addr = this.native.address();
+    this.emit('listening', addr);
+    return Promise.resolve(addr);
+  }
+
+  address(): AddressInfo | null {
+    return this.native && !this.closing ? this.native.address() : null;
+  }
+
+  /**
+   * Graceful close: GOAWAY to every client, in-flight requests finish (up
+   * to 5 s), connections close, then the promise resolves.
+   */
+  close(): Promise<void> {
+    return this.shutdown(true);
+  }
+
+  /** Closes every connection at once without waiting for in-flight requests. */
+  closeNow(): Promise<void> {
+    return this.shutdown(false);
+  }
+
+  private shutdown(graceful: boolean): Promise<void> {
+    const native = this.native;
+    if (!native) return Promise.resolve();
+    if (!this.closing) {
+      this.closing = new Promise<void>((resolve) => (this.resolveClosed = resolve));
+    }
+    native.shutdown(graceful);
+    return this.closing;
+  }
+
+  // ---- event batches from the native core ----
+
+  private onBatch(batch: Buffer): void {
+    this.inBatch = true;
+    try {
+      this.lastSeq = decodeBatch(batch, this);
+    } catch (e) {
+      this.logger.error(`internal error while handling native events: ${(e as Error).stack ?? e}`);
+    } finally {
+      this.inBatch = false;
+      this.flush();
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    this.native?.submit(this.commands.take(), this.lastSeq);
+  }
+
+  private scheduleFlush(): void {
+    if (this.inBatch || this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  /** @internal */
+  onRequest(conn: number, stream: number, flags: number, lines: string[], body: Buffer): void {
+    const req = new H3Request(conn, stream, lines, flags & RequestFlag.HasBody ? body : undefined);
+    const res = new H3Response((r, fields, b) => this.send(conn, stream, r.status, fields, b));
+    let streams = this.exchanges.get(conn);
+    if (!streams) {
+      streams = new Map();
+      this.exchanges.set(conn, streams);
+    }
+    const ex = { req, res };
+    streams.set(stream, ex);
+    if (this.options.onBody) {
+      if (flags & RequestFlag.Complete) this.deliverChunk(ex, EMPTY, true);
+    } else {
+      this.answer(ex);
+    }
+  }
+
+  /** @internal */
+  onBody(conn: number, stream: number, chunk: Buffer, fin: boolean): void {
+    const ex = this.exchanges.get(conn)?.get(stream);
+    if (ex) this.deliverChunk(ex, chunk, fin);
+  }
+
+  private deliverChunk(ex: Exchange, chunk: Buffer, final: boolean): void {
+    if (ex.res.sent) return;
+    try {
+      this.options.onBody!(ex.req, chunk, final, ex.res);
+    } catch (e) {
+      this.fail(ex, e);
+      return;
+    }
+    if (final && !ex.res.sent) this.answer(ex);
+  }
+
+  /** The normal answer step: the 'request' listeners. */
+  private answer(ex: Exchange): void {
+    const listeners = this.listeners('request') as RequestHandler[];
+    if (listeners.length === 0) {
+      ex.res.text(404, 'not found\n');
+      return;
+    }
+    for (const listener of listeners) {
+      try {
+        const result = listener.call(this, ex.req, ex.res);
+        if (result && typeof (result as Promise<void>).then === 'function') {
+          (result as Promise<void>).then(undefined, (e) => this.fail(ex, e));
+        }
+      } catch (e) {
+        this.fail(ex, e);
+      }
+    }
+  }
+
+  /** A handler threw: answer 500 if nothing was sent yet, log, keep serving. */
+  private fail(ex: Exchange, e: unknown): void {
+    this.logger.error(
+      `handler error on ${ex.req.method} ${ex.req.path}: ${e instanceof Error ? e.stack ?? e.message : String(e)}`,
+    );
+    if (!ex.res.sent) {
+      const res = new H3Response((r, fields, b) => this.send(ex.req.connectionId, ex.req.streamId, r.status, fields, b));
+      (ex as { res: H3Response }).res = res;
+      res.text(500, 'internal server error\n');
+    }
+  }
+
+  private send(conn: number, stream: number, status: number, fields: string[], body: Buffer): void {
+    const streams = this.exchanges.get(conn);
+    if (!streams?.delete(stream)) return; // aborted by the client, or the connection is gone
+    this.commands.respond(conn, stream, status, fields, body);
+    this.scheduleFlush();
+  }
+
+  /** @internal */
+  onStreamAborted(conn: number, stream: number, reason: number, code: number): void {
+    const streams = this.exchanges.get(conn);
+    const ex = streams?.get(stream);
+    if (!ex) return;
+    streams!.delete(stream);
+    if (reason === AbortReason.PeerReset || reason === AbortReason.ProtocolError) {
+      this.emit('requestAborted', ex.req, code);
+    }
+  }
+
+  /** @internal */
+  onConnOpen(conn: number, peer: string, cid: string): void {
+    this.emit('connection', { id: conn, peer, cid } satisfies ConnectionInfo);
+  }
+
+  /** @internal */
+  onConnClosed(c: ConnClosedInfo): void {
+    this.exchanges.delete(c.conn);
+    const info: ConnectionCloseInfo = {
+      id: c.conn,
+      cid: c.cid,
+      peer: c.peer,
+      initiator: INITIATOR[c.how] ?? 'other',
+      isApplication: c.isApp,
+      errorCode: c.errorCode,
+      reason: c.reason,
+    };
+    if (info.initiator === 'peer') {
+      this.logger.info(
+        `connection closed by peer (CONNECTION_CLOSE): cid=${info.cid} peer=${info.peer} ` +
+          `error_code=0x${info.errorCode.toString(16)} (${info.isApplication ? 'application' : 'transport'}) ` +
+          `reason=${JSON.stringify(info.reason)}`,
+      );
+    }
+    this.emit('connectionClose', info);
+  }
+
+  /** @internal */
+  onLog(level: number, message: string): void {
+    if (level === LogLevel.Error) this.logger.error(message);
+    else if (level === LogLevel.Warn) this.logger.warn(message);
+    else this.logger.info(message);
+  }
+
+  /** @internal */
+  onServerClosed(): void {
+    const native = this.native;
+    this.native = undefined;
+    this.exchanges.clear();
+    native?.join();
+    this.resolveClosed?.();
+    this.closing = undefined;
+    this.emit('close');
+  }
+}
+
+/** Creates an HTTP/3 server; call listen() to start it. */
+export function createServer(options?: ServerOptions, handler?: RequestHandler): Http3Server;
+export function createServer(handler?: RequestHandler): Http3Server;
+export function createServer(a?: ServerOptions | RequestHandler, b?: RequestHandler): Http3Server {
+  return typeof a === 'function' ? new Http3Server({}, a) : new Http3Server(a, b);
+}
