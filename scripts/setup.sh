@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Everything a fresh machine needs before build and test: Debian packages,
+# npm dependencies, and the aioquic test client's virtualenv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup-system.sh
+npm ci --no-audit --no-fund
+bash scripts/setup-python.sh

@@ -1,0 +1,83 @@
+// Drives test/clients/h3client.py: aioquic, an HTTP/3 stack independent of
+// quiche, from the project-local virtualenv that scripts/setup-python.sh makes.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
+const CLIENT = path.join(ROOT, 'test', 'clients', 'h3client.py');
+
+export interface PlannedRequest {
+  method?: string;
+  path: string;
+  headers?: [string, string][];
+  raw_headers?: [string, string][];
+  body_b64?: string;
+  body_chunks_b64?: string[];
+  chunk_delay_ms?: number;
+  end_stream?: boolean;
+  reset_after_chunks?: number;
+  reset_code?: number;
+}
+
+export interface Plan {
+  timeout?: number;
+  requests: PlannedRequest[];
+  sequential?: boolean;
+  close?: { error_code: number; reason: string } | null;
+}
+
+export interface H3Response {
+  status: number | null;
+  headers: [string, string][];
+  body_b64: string;
+  body_text: string;
+  ended: boolean;
+  reset_code: number | null;
+  stop_sending_code: number | null;
+  error: string | null;
+  elapsed_ms: number;
+}
+
+export interface ClientResult {
+  connected: boolean;
+  handshake_error: string | null;
+  alpn: string | null;
+  responses: H3Response[];
+  connection_terminated: { error_code: number; reason: string } | null;
+}
+
+export function runClient(port: number, plan: Plan, host = '127.0.0.1'): Promise<ClientResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [CLIENT, '--host', host, '--port', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      try {
+        resolve(JSON.parse(out) as ClientResult);
+      } catch {
+        reject(new Error(`h3client exited ${code}: ${err.trim() || out.trim()}`));
+      }
+    });
+    child.stdin.end(JSON.stringify(plan));
+  });
+}
+
+/** One request on its own connection. */
+export async function request(port: number, req: PlannedRequest, timeout = 5): Promise<H3Response> {
+  const result = await runClient(port, { timeout, requests: [req] });
+  if (!result.connected) throw new Error(`handshake failed: ${result.handshake_error}`);
+  return result.responses[0];
+}
+
+/** Looks up a response field the way a test should: on the raw decoded lines. */
+export function field(res: H3Response, name: string): string | undefined {
+  return res.headers.find(([n]) => n === name)?.[1];
+}
+
+export function b64(data: Buffer | string): string {
+  return Buffer.from(data).toString('base64');
+}
