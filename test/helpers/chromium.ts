@@ -1,0 +1,34 @@
+// Headless Chromium from Debian, driven by playwright-core, forced onto QUIC
+// for the server's origin and told to accept the demo certificate by its
+// SPKI hash (never by disabling certificate checks wholesale). playwright
+// gives every launch a fresh temporary profile directory.
+import { chromium, Browser } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export interface Launched {
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+export async function launchChromium(origins: string[], spkiSha256: string): Promise<Launched> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      `--origin-to-force-quic-on=${origins.join(',')}`,
+      `--ignore-certificate-errors-spki-list=${spkiSha256}`,
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  return {
+    browser,
+    close: async () => {
+      await browser.close();
+    },
+  };
+}
