@@ -348,9 +348,9 @@ impl Server {
             let deadline_passed = started.elapsed() >= DRAIN_DEADLINE;
             let idle: Vec<u32> = self
                 .conns
-                .iter()
-                .filter(|(_, c)| !c.quic.is_draining() && (deadline_passed || c.h3.requests_in_flight() == 0))
-                .map(|(h, _)| *h)
+                .iter_mut()
+                .filter(|(_, c)| !c.quic.is_draining())
+                .filter_map(|(h, c)| (deadline_passed || c.h3.requests_in_flight(&mut c.quic) == 0).then_some(*h))
                 .collect();
             for h in idle {
                 if let Some(c) = self.conns.get_mut(&h) {

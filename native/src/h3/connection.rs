@@ -122,6 +122,8 @@ pub struct H3Connection {
     /// Sequence number of the batch being filled now.
     current_batch: u64,
     closing: bool,
+    /// Answered request streams quiche still holds (data not yet acknowledged).
+    undelivered: Vec<u64>,
 }
 
 impl H3Connection {
@@ -144,16 +146,24 @@ impl H3Connection {
             acked_batch: 0,
             current_batch: 0,
             closing: false,
+            undelivered: Vec::new(),
         }
     }
 
-    /// Requests that have not been answered (or aborted) yet.
-    pub fn requests_in_flight(&self) -> usize {
+    /// Requests not yet answered, or answered but not yet delivered: a
+    /// graceful close waits for these. A response counts until quiche has
+    /// collected its stream, i.e. the client acknowledged all of it.
+    pub fn requests_in_flight(&mut self, quic: &mut quiche::Connection) -> usize {
+        self.prune_delivered(quic);
         self.streams
             .values()
             .filter(|s| matches!(s, StreamState::Request(r) if !r.responded))
             .count()
-            + self.outgoing.keys().filter(|id| **id != CONTROL_STREAM_ID).count()
+            + self.undelivered.len()
+    }
+
+    fn prune_delivered(&mut self, quic: &mut quiche::Connection) {
+        self.undelivered.retain(|id| matches!(quic.stream_capacity(*id), Ok(_) | Err(quiche::Error::Done)));
     }
 
     pub fn set_batches(&mut self, current: u64, acked: u64) {
@@ -674,6 +684,10 @@ impl H3Connection {
             data.extend_from_slice(body);
         }
         self.queue(quic, id, data, true);
+        if self.undelivered.len() >= 256 {
+            self.prune_delivered(quic);
+        }
+        self.undelivered.push(id);
         // RFC 9114 section 4.1: once answered, the rest of the request is not
         // needed; ask the client to stop with H3_NO_ERROR.
         if let Some(StreamState::Request(r)) = self.streams.get_mut(&id) {

@@ -1,0 +1,233 @@
+"""Scripted HTTP/3 client on aioquic, for the project's tests.
+
+Reads a JSON plan on stdin, runs it against --host/--port, prints one JSON
+result on stdout. aioquic is an HTTP/3 stack independent of quiche, so what
+this reports is what a third-party client really saw on the wire: field
+lines exactly as decoded (order, case, duplicates), stream resets and
+STOP_SENDING frames, and how the connection ended.
+"""
+
+import argparse
+import asyncio
+import base64
+import json
+import ssl
+import sys
+import time
+
+from aioquic.asyncio.client import connect
+from aioquic.asyncio.protocol import QuicConnectionProtocol
+from aioquic.h3.connection import H3_ALPN, H3Connection
+from aioquic.h3.events import DataReceived, HeadersReceived
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.events import ConnectionTerminated, StopSendingReceived, StreamReset
+
+H3_REQUEST_CANCELLED = 0x10C
+
+
+class Exchange:
+    def __init__(self):
+        self.status = None
+        self.headers = []
+        self.body = bytearray()
+        self.ended = False
+        self.reset_code = None
+        self.stop_sending_code = None
+        self.error = None
+        self.started = time.monotonic()
+        self.finished_at = None
+        self.done = asyncio.get_running_loop().create_future()
+
+    def finish(self):
+        if self.finished_at is None:
+            self.finished_at = time.monotonic()
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def result(self):
+        end = self.finished_at or time.monotonic()
+        return {
+            "status": self.status,
+            "headers": self.headers,
+            "body_b64": base64.b64encode(bytes(self.body)).decode(),
+            "body_text": bytes(self.body).decode("utf-8", errors="replace"),
+            "ended": self.ended,
+            "reset_code": self.reset_code,
+            "stop_sending_code": self.stop_sending_code,
+            "error": self.error,
+            "elapsed_ms": round((end - self.started) * 1000, 3),
+        }
+
+
+class Client(QuicConnectionProtocol):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.h3 = H3Connection(self._quic)
+        self.exchanges = {}
+        self.terminated = None
+        # When set, leaving the connect() block sends no CONNECTION_CLOSE:
+        # the socket is just closed, like a client that vanished.
+        self.silent = False
+
+    def quic_event_received(self, event):
+        if isinstance(event, ConnectionTerminated):
+            self.terminated = {"error_code": event.error_code, "reason": event.reason_phrase}
+            for ex in self.exchanges.values():
+                if ex.error is None and not ex.done.done():
+                    ex.error = "connection terminated"
+                ex.finish()
+        elif isinstance(event, StreamReset):
+            ex = self.exchanges.get(event.stream_id)
+            if ex:
+                ex.reset_code = event.error_code
+                ex.finish()
+        elif isinstance(event, StopSendingReceived):
+            ex = self.exchanges.get(event.stream_id)
+            if ex:
+                ex.stop_sending_code = event.error_code
+        try:
+            h3_events = self.h3.handle_event(event)
+        except Exception as e:  # a server protocol violation, as aioquic sees it
+            for ex in self.exchanges.values():
+                ex.error = ex.error or f"h3 error: {e!r}"
+                ex.finish()
+            return
+        for ev in h3_events:
+            ex = self.exchanges.get(getattr(ev, "stream_id", None))
+            if ex is None:
+                continue
+            if isinstance(ev, HeadersReceived):
+                if ex.status is None:
+                    ex.headers = [[n.decode("latin-1"), v.decode("latin-1")] for n, v in ev.headers]
+                    for n, v in ev.headers:
+                        if n == b":status":
+                            ex.status = int(v)
+            elif isinstance(ev, DataReceived):
+                ex.body.extend(ev.data)
+            if getattr(ev, "stream_ended", False):
+                ex.ended = True
+                ex.finish()
+
+    def close(self, *args, **kwargs):
+        if not self.silent:
+            super().close(*args, **kwargs)
+
+    async def wait_closed(self):
+        if not self.silent:
+            await super().wait_closed()
+
+    async def run_request(self, spec, authority):
+        stream_id = self._quic.get_next_available_stream_id()
+        ex = Exchange()
+        self.exchanges[stream_id] = ex
+        if spec.get("raw_headers") is not None:
+            headers = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in spec["raw_headers"]]
+        else:
+            headers = [
+                (b":method", spec.get("method", "GET").encode()),
+                (b":scheme", b"https"),
+                (b":authority", authority.encode()),
+                (b":path", spec["path"].encode("latin-1")),
+            ] + [(n.encode("latin-1"), v.encode("latin-1")) for n, v in spec.get("headers", [])]
+        chunks = []
+        if spec.get("body_chunks_b64") is not None:
+            chunks = [base64.b64decode(c) for c in spec["body_chunks_b64"]]
+        elif spec.get("body_b64"):
+            chunks = [base64.b64decode(spec["body_b64"])]
+        end_stream = spec.get("end_stream", True)
+        reset_after = spec.get("reset_after_chunks")
+        delay = spec.get("chunk_delay_ms", 0) / 1000.0
+        try:
+            self.h3.send_headers(stream_id, headers, end_stream=end_stream and not chunks)
+            self.transmit()
+            for i, chunk in enumerate(chunks):
+                if reset_after is not None and i == reset_after:
+                    break
+                if ex.done.done() or ex.stop_sending_code is not None:
+                    break  # the server answered or asked us to stop
+                if delay and i > 0:
+                    await asyncio.sleep(delay)
+                last = i == len(chunks) - 1
+                self.h3.send_data(stream_id, chunk, end_stream=end_stream and last and reset_after is None)
+                self.transmit()
+            if reset_after is not None:
+                self._quic.reset_stream(stream_id, spec.get("reset_code", H3_REQUEST_CANCELLED))
+                self.transmit()
+        except Exception as e:  # e.g. the stream was already reset by the server
+            if not ex.done.done() and ex.stop_sending_code is None:
+                ex.error = f"send failed: {e!r}"
+        return stream_id, ex
+
+
+async def run(args, plan):
+    config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN)
+    config.verify_mode = ssl.CERT_NONE
+    config.server_name = "localhost"
+    timeout = float(plan.get("timeout", 5.0))
+    deadline = time.monotonic() + timeout
+    out = {"connected": False, "handshake_error": None, "alpn": None, "responses": [], "connection_terminated": None}
+    close = plan.get("close", {"error_code": 0, "reason": ""})
+    authority = f"{args.host}:{args.port}"
+    try:
+        async with connect(
+            args.host, args.port, configuration=config, create_protocol=Client, wait_connected=False
+        ) as client:
+            client.transmit()  # connect(wait_connected=False) leaves the Initial unsent
+            try:
+                await asyncio.wait_for(client.wait_connected(), timeout)
+            except Exception as e:
+                out["handshake_error"] = repr(e) or "timeout"
+                client.silent = True
+                return out
+            out["connected"] = True
+            out["alpn"] = client._quic.tls.alpn_negotiated
+            exchanges = []
+
+            async def one(spec):
+                _, ex = await client.run_request(spec, authority)
+                remaining = max(0.0, deadline - time.monotonic())
+                try:
+                    await asyncio.wait_for(asyncio.shield(ex.done), remaining)
+                except asyncio.TimeoutError:
+                    ex.error = ex.error or "timeout"
+                return ex
+
+            if plan.get("sequential"):
+                for spec in plan["requests"]:
+                    exchanges.append(await one(spec))
+            else:
+                exchanges = await asyncio.gather(*(one(spec) for spec in plan["requests"]))
+            out["responses"] = [ex.result() for ex in exchanges]
+            out["connection_terminated"] = client.terminated
+            if close is None:
+                client.silent = True
+            elif client.terminated is None:
+                client.close(error_code=close.get("error_code", 0), reason_phrase=close.get("reason", ""))
+                client.silent = True  # already closed; do not close twice on exit
+                await asyncio.sleep(0.05)  # let CONNECTION_CLOSE leave the socket
+    except Exception as e:
+        if not out["connected"]:
+            out["handshake_error"] = repr(e)
+        else:
+            out.setdefault("client_error", repr(e))
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    args = parser.parse_args()
+    try:
+        plan = json.load(sys.stdin)
+        if not isinstance(plan.get("requests"), list):
+            raise ValueError("plan.requests must be a list")
+    except Exception as e:
+        print(f"invalid plan: {e}", file=sys.stderr)
+        sys.exit(2)
+    result = asyncio.run(run(args, plan))
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
