@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-system.sh
-npm ci --no-audit --no-fund
+# `npm ci` trips over an npm 11 lockfile bug with nested optional platform
+# packages (@napi-rs/lzma-*), so install against the lockfile instead.
+npm install --no-audit --no-fund
 bash scripts/setup-python.sh

@@ -12,6 +12,7 @@ export { H3Request } from './request';
 export { H3Response, MAX_RESPONSE_FIELDS } from './response';
 export { loadIdentity, DEMO_CERT, DEMO_KEY } from './identity';
 export type { Identity } from './identity';
+export type { NativeCounters } from './native/binding';
 export type { Logger } from './log';
 export { stderrLogger, silentLogger } from './log';
 export { PROFILES } from './profiles';

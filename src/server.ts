@@ -2,7 +2,7 @@
 // servers (createServer, listen, a 'request' handler, close), on the native
 // quiche core.
 import { EventEmitter } from 'node:events';
-import { addon, NativeServer } from './native/binding';
+import { addon, NativeCounters, NativeServer } from './native/binding';
 import {
   AbortReason,
   CloseHow,
@@ -143,6 +143,26 @@ export class Http3Server extends EventEmitter implements EventSink {
     const addr = this.native.address();
     this.emit('listening', addr);
     return Promise.resolve(addr);
+  }
+
+  /** Requests handed to handlers and not yet answered or aborted. */
+  get pendingRequests(): number {
+    let n = 0;
+    for (const streams of this.exchanges.values()) n += streams.size;
+    return n;
+  }
+
+  /** Native counters (bytes and datagrams received, body bytes read, connections); zeros before listen(). */
+  counters(): NativeCounters {
+    return (
+      this.native?.counters() ?? {
+        udpBytesReceived: 0,
+        udpDatagramsReceived: 0,
+        bodyBytesRead: 0,
+        connectionsAccepted: 0,
+        connectionsOpen: 0,
+      }
+    );
   }
 
   address(): AddressInfo | null {

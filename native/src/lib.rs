@@ -9,6 +9,7 @@
 
 pub mod boundary;
 pub mod config;
+pub mod counters;
 pub mod h3;
 pub mod server;
 pub mod varint;
@@ -67,6 +68,15 @@ pub fn limits() -> NativeLimits {
 
 type EventCallback = ThreadsafeFunction<Buffer, Unknown<'static>, Buffer, Status, false>;
 
+#[napi(object)]
+pub struct NativeCounters {
+    pub udp_bytes_received: f64,
+    pub udp_datagrams_received: f64,
+    pub body_bytes_read: f64,
+    pub connections_accepted: f64,
+    pub connections_open: f64,
+}
+
 #[napi]
 pub struct NativeServer {
     shared: Arc<Shared>,
@@ -116,6 +126,20 @@ impl NativeServer {
             address: self.local.ip().to_string(),
             family: if self.local.is_ipv4() { "IPv4".into() } else { "IPv6".into() },
             port: u32::from(self.local.port()),
+        }
+    }
+
+    /// A snapshot of the server-wide counters.
+    #[napi(catch_unwind)]
+    pub fn counters(&self) -> NativeCounters {
+        use counters::Counters as C;
+        let c = &self.shared.counters;
+        NativeCounters {
+            udp_bytes_received: C::get(&c.udp_bytes_received) as f64,
+            udp_datagrams_received: C::get(&c.udp_datagrams_received) as f64,
+            body_bytes_read: C::get(&c.body_bytes_read) as f64,
+            connections_accepted: C::get(&c.connections_accepted) as f64,
+            connections_open: C::get(&c.connections_open) as f64,
         }
     }
 

@@ -18,6 +18,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use crate::boundary::commands::{Command, CommandReader};
 use crate::boundary::events::{close_how, log_level, EventBatch};
 use crate::config::Options;
+use crate::counters::Counters;
 use crate::h3::codes::{H3_INTERNAL_ERROR, H3_NO_ERROR};
 use crate::h3::connection::{H3Connection, H3Options};
 use crate::h3::settings::LocalSettings;
@@ -46,6 +47,7 @@ pub struct Shared {
     pub acked_batch: AtomicU64,
     pub shutdown: AtomicU8,
     pub waker: Waker,
+    pub counters: Arc<Counters>,
 }
 
 /// Receives each finished event batch; the napi layer forwards it to
@@ -140,6 +142,7 @@ impl Server {
             acked_batch: AtomicU64::new(0),
             shutdown: AtomicU8::new(SHUTDOWN_NONE),
             waker,
+            counters: Arc::new(Counters::default()),
         });
         let h3_options = options.h3();
         let server = Server {
@@ -244,6 +247,8 @@ impl Server {
     }
 
     fn on_datagram(&mut self, len: usize, from: SocketAddr) {
+        Counters::add(&self.shared.counters.udp_bytes_received, len as u64);
+        Counters::add(&self.shared.counters.udp_datagrams_received, 1);
         let buf = &mut self.recv_buf[..len];
         let Ok(hdr) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN) else { return };
         let handle = match self.cids.get(hdr.dcid.as_ref()) {
@@ -290,7 +295,9 @@ impl Server {
             webtransport: false,
             max_webtransport_sessions: 0,
         };
-        let h3 = H3Connection::new(handle, self.h3_options.clone(), local_settings);
+        let h3 = H3Connection::new(handle, self.h3_options.clone(), local_settings, self.shared.counters.clone());
+        Counters::add(&self.shared.counters.connections_accepted, 1);
+        Counters::add(&self.shared.counters.connections_open, 1);
         let cid_hex = hex(&scid);
         self.events.conn_open(handle, &from.to_string(), &cid_hex);
         self.cids.insert(scid.to_vec(), handle);
@@ -480,6 +487,7 @@ impl Server {
         let closed: Vec<u32> = self.conns.iter().filter(|(_, c)| c.quic.is_closed()).map(|(h, _)| *h).collect();
         for h in closed {
             let Some(conn) = self.conns.remove(&h) else { continue };
+            Counters::sub(&self.shared.counters.connections_open, 1);
             for cid in &conn.cids {
                 self.cids.remove(cid);
             }

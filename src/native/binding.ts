@@ -25,8 +25,17 @@ export interface NativeAddress {
   port: number;
 }
 
+export interface NativeCounters {
+  udpBytesReceived: number;
+  udpDatagramsReceived: number;
+  bodyBytesRead: number;
+  connectionsAccepted: number;
+  connectionsOpen: number;
+}
+
 export interface NativeServer {
   address(): NativeAddress;
+  counters(): NativeCounters;
   submit(commands: Buffer | null, ackedBatch: number): void;
   shutdown(graceful: boolean): void;
   join(): void;

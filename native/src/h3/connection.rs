@@ -5,6 +5,7 @@
 //! work into boundary events. Responses come back as `respond` calls.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use quiche::h3::qpack;
 
@@ -14,6 +15,7 @@ use super::frame::{self, Context, FrameEvent, FrameReader};
 use super::request::{validate_request, validate_trailers, RequestHead};
 use super::settings::{self, LocalSettings, PeerSettings};
 use crate::boundary::events::{abort_reason, request_flag, EventBatch};
+use crate::counters::Counters;
 use crate::varint::{self, Partial};
 
 /// How request bodies reach JavaScript.
@@ -103,6 +105,7 @@ pub struct Outcome {
 
 pub struct H3Connection {
     conn: u32,
+    counters: Arc<Counters>,
     options: H3Options,
     local: LocalSettings,
     control_opened: bool,
@@ -127,9 +130,10 @@ pub struct H3Connection {
 }
 
 impl H3Connection {
-    pub fn new(conn: u32, options: H3Options, local: LocalSettings) -> Self {
+    pub fn new(conn: u32, options: H3Options, local: LocalSettings, counters: Arc<Counters>) -> Self {
         H3Connection {
             conn,
+            counters,
             options,
             local,
             control_opened: false,
@@ -489,6 +493,7 @@ impl H3Connection {
         let conn = self.conn;
         let mode = self.options.body_mode;
         let max_fields = self.options.max_field_section_size as u64;
+        let counters = &self.counters;
         let Some(StreamState::Request(req)) = self.streams.get_mut(&id) else { return Ok(()) };
         let mut native_answer: Option<u16> = None;
         {
@@ -533,6 +538,7 @@ impl H3Connection {
                     (FrameEvent::DataStart { .. }, Phase::Body) => {}
                     (FrameEvent::Data(d), Phase::Body) => {
                         *body_len += d.len() as u64;
+                        Counters::add(&counters.body_bytes_read, d.len() as u64);
                         if content_length.is_some_and(|cl| *body_len > cl) {
                             return Err(H3Error::stream(H3_MESSAGE_ERROR, "body longer than content-length"));
                         }

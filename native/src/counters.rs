@@ -1,0 +1,28 @@
+//! Server-wide counters, read by TypeScript on demand (`NativeServer.counters`)
+//! for benchmarks and metrics. Relaxed atomics: each is an independent tally.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Default)]
+pub struct Counters {
+    pub udp_bytes_received: AtomicU64,
+    pub udp_datagrams_received: AtomicU64,
+    /// Request-body bytes the HTTP/3 layer read from QUIC streams.
+    pub body_bytes_read: AtomicU64,
+    pub connections_accepted: AtomicU64,
+    pub connections_open: AtomicU64,
+}
+
+impl Counters {
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn sub(counter: &AtomicU64, n: u64) {
+        counter.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
