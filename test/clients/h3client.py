@@ -34,6 +34,7 @@ class Exchange:
         self.reset_code = None
         self.stop_sending_code = None
         self.error = None
+        self.sent_bytes = None
         self.started = time.monotonic()
         self.finished_at = None
         self.done = asyncio.get_running_loop().create_future()
@@ -56,6 +57,7 @@ class Exchange:
             "stop_sending_code": self.stop_sending_code,
             "error": self.error,
             "elapsed_ms": round((end - self.started) * 1000, 3),
+            "sent_bytes": self.sent_bytes,
         }
 
 
@@ -116,6 +118,26 @@ class Client(QuicConnectionProtocol):
         if not self.silent:
             await super().wait_closed()
 
+    async def send_generated(self, stream_id, ex, generate, end_stream):
+        """Sends `total` zero bytes lazily, never letting aioquic buffer more
+        than a few chunks: a huge upload costs the client no memory, and it
+        stops as soon as the server answers, resets or sends STOP_SENDING."""
+        total = int(generate["total"])
+        size = int(generate.get("chunk_size", 65536))
+        chunk = bytes(size)
+        sent = 0
+        sender = self._quic._streams[stream_id].sender
+        while sent < total:
+            if ex.done.done() or ex.stop_sending_code is not None or ex.reset_code is not None:
+                break
+            n = min(size, total - sent)
+            sent += n
+            self.h3.send_data(stream_id, chunk[:n], end_stream=end_stream and sent == total)
+            self.transmit()
+            while len(sender._buffer) > 4 * size and not ex.done.done() and ex.stop_sending_code is None:
+                await asyncio.sleep(0.001)
+        ex.sent_bytes = sent
+
     async def run_request(self, spec, authority):
         stream_id = self._quic.get_next_available_stream_id()
         ex = Exchange()
@@ -135,11 +157,14 @@ class Client(QuicConnectionProtocol):
         elif spec.get("body_b64"):
             chunks = [base64.b64decode(spec["body_b64"])]
         end_stream = spec.get("end_stream", True)
+        generate = spec.get("body_generate")
         reset_after = spec.get("reset_after_chunks")
         delay = spec.get("chunk_delay_ms", 0) / 1000.0
         try:
-            self.h3.send_headers(stream_id, headers, end_stream=end_stream and not chunks)
+            self.h3.send_headers(stream_id, headers, end_stream=end_stream and not chunks and not generate)
             self.transmit()
+            if generate:
+                await self.send_generated(stream_id, ex, generate, end_stream)
             for i, chunk in enumerate(chunks):
                 if reset_after is not None and i == reset_after:
                     break

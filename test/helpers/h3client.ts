@@ -18,6 +18,8 @@ export interface PlannedRequest {
   end_stream?: boolean;
   reset_after_chunks?: number;
   reset_code?: number;
+  /** Send `total` zero bytes in `chunk_size` pieces, lazily, stopping when the server answers. */
+  body_generate?: { total: number; chunk_size?: number };
 }
 
 export interface Plan {
@@ -37,6 +39,8 @@ export interface H3Response {
   stop_sending_code: number | null;
   error: string | null;
   elapsed_ms: number;
+  /** With body_generate: how many body bytes the client handed to QUIC. */
+  sent_bytes: number | null;
 }
 
 export interface ClientResult {
