@@ -158,6 +158,8 @@ export class Http3Server extends EventEmitter implements EventSink {
       this.native?.counters() ?? {
         udpBytesReceived: 0,
         udpDatagramsReceived: 0,
+        udpDatagramsSent: 0,
+        udpGsoSends: 0,
         bodyBytesRead: 0,
         connectionsAccepted: 0,
         connectionsOpen: 0,

@@ -165,3 +165,23 @@ describe('embedding API', function () {
     assert.equal(res.body_text, 'late\n');
   });
 });
+
+describe('UDP I/O', function () {
+  it('sends a large response as GSO runs of several datagrams per send, intact', async () => {
+    const body = Buffer.alloc(512 * 1024);
+    for (let i = 0; i < body.length; i++) body[i] = (i * 31) & 0xff;
+    const { server, port } = await startServer((_req, res) => res.end(body));
+    try {
+      const res = await request(port, { path: '/big' }, 15);
+      assert.equal(res.status, 200);
+      assert.ok(Buffer.from(res.body_b64, 'base64').equals(body), 'body arrives intact');
+      const c = server.counters();
+      assert.ok(c.udpDatagramsSent > 350, `datagrams sent: ${c.udpDatagramsSent}`);
+      // Linux has had UDP GSO since 4.18; the loopback device supports it.
+      assert.ok(c.udpGsoSends > 0, `GSO sends: ${c.udpGsoSends}`);
+      assert.ok(c.udpGsoSends < c.udpDatagramsSent / 2, 'runs carry several datagrams each');
+    } finally {
+      await server.close();
+    }
+  });
+});

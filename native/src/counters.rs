@@ -7,6 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Counters {
     pub udp_bytes_received: AtomicU64,
     pub udp_datagrams_received: AtomicU64,
+    pub udp_datagrams_sent: AtomicU64,
+    /// Sends that carried several datagrams at once (UDP GSO).
+    pub udp_gso_sends: AtomicU64,
     /// Request-body bytes the HTTP/3 layer read from QUIC streams.
     pub body_bytes_read: AtomicU64,
     pub connections_accepted: AtomicU64,

@@ -72,6 +72,8 @@ type EventCallback = ThreadsafeFunction<Buffer, Unknown<'static>, Buffer, Status
 pub struct NativeCounters {
     pub udp_bytes_received: f64,
     pub udp_datagrams_received: f64,
+    pub udp_datagrams_sent: f64,
+    pub udp_gso_sends: f64,
     pub body_bytes_read: f64,
     pub connections_accepted: f64,
     pub connections_open: f64,
@@ -137,6 +139,8 @@ impl NativeServer {
         NativeCounters {
             udp_bytes_received: C::get(&c.udp_bytes_received) as f64,
             udp_datagrams_received: C::get(&c.udp_datagrams_received) as f64,
+            udp_datagrams_sent: C::get(&c.udp_datagrams_sent) as f64,
+            udp_gso_sends: C::get(&c.udp_gso_sends) as f64,
             body_bytes_read: C::get(&c.body_bytes_read) as f64,
             connections_accepted: C::get(&c.connections_accepted) as f64,
             connections_open: C::get(&c.connections_open) as f64,

@@ -30,6 +30,10 @@ const WAKER: Token = Token(1);
 /// one turn's event batch bounded.
 const MAX_READS_PER_TURN: usize = 256;
 
+/// quiche's max_send_udp_payload_size (config.rs) rounded up.
+const MAX_PACKET: usize = 1500;
+const MAX_GSO_SEGMENTS: usize = 32;
+
 /// Event batches JavaScript may leave unacknowledged before the loop stops
 /// reading the socket; the kernel buffer and QUIC flow control absorb the rest.
 const MAX_UNACKED_BATCHES: u64 = 64;
@@ -80,11 +84,17 @@ pub struct Server {
     events: EventBatch,
     batch_seq: u64,
     dirty: Vec<u32>,
+    /// GSO/GRO-capable socket state (quinn-udp).
+    udp: quinn_udp::UdpSocketState,
     recv_buf: Vec<u8>,
+    /// Outgoing packets of one connection, back to back, sent as one GSO
+    /// super-datagram when the kernel supports it.
     send_buf: Vec<u8>,
     scratch: Vec<u8>,
     /// A packet the socket would not take; sent before anything else.
-    blocked_packet: Option<(Vec<u8>, SocketAddr)>,
+    /// Sends the socket would not take yet (WouldBlock), in order; at most
+    /// the runs of one connection's flush.
+    blocked: Vec<(Vec<u8>, SocketAddr, Option<usize>)>,
     socket_may_have_more: bool,
     drain_started: Option<Instant>,
 }
@@ -145,6 +155,7 @@ impl Server {
             counters: Arc::new(Counters::default()),
         });
         let h3_options = options.h3();
+        let udp = quinn_udp::UdpSocketState::new((&socket).into()).map_err(|e| format!("UDP socket setup: {e}"))?;
         let server = Server {
             poll,
             socket,
@@ -160,10 +171,11 @@ impl Server {
             events: EventBatch::default(),
             batch_seq: 1,
             dirty: Vec::new(),
+            udp,
             recv_buf: vec![0; 65536],
-            send_buf: vec![0; 1500],
+            send_buf: vec![0; MAX_GSO_SEGMENTS * MAX_PACKET],
             scratch: vec![0; 65536],
-            blocked_packet: None,
+            blocked: Vec::new(),
             socket_may_have_more: true,
             drain_started: None,
         };
@@ -234,22 +246,34 @@ impl Server {
     fn read_packets(&mut self) {
         self.socket_may_have_more = false;
         for _ in 0..MAX_READS_PER_TURN {
-            let (len, from) = match self.socket.recv_from(&mut self.recv_buf) {
-                Ok(r) => r,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                // ICMP errors surface here on Linux; they concern one peer.
-                Err(_) => continue,
+            let mut meta = [quinn_udp::RecvMeta::default()];
+            let result = {
+                let mut bufs = [std::io::IoSliceMut::new(&mut self.recv_buf)];
+                self.udp.recv((&self.socket).into(), &mut bufs, &mut meta)
             };
-            self.on_datagram(len, from);
+            match result {
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                // EINTR, or an ICMP error for one peer: read on.
+                Err(_) => continue,
+            }
+            let meta = &meta[0];
+            // With GRO one read may carry several datagrams of `stride` bytes.
+            let stride = meta.stride.max(1);
+            let mut off = 0;
+            while off < meta.len {
+                let len = stride.min(meta.len - off);
+                self.on_datagram(off, len, meta.addr);
+                off += len;
+            }
         }
         self.socket_may_have_more = true;
     }
 
-    fn on_datagram(&mut self, len: usize, from: SocketAddr) {
+    fn on_datagram(&mut self, off: usize, len: usize, from: SocketAddr) {
         Counters::add(&self.shared.counters.udp_bytes_received, len as u64);
         Counters::add(&self.shared.counters.udp_datagrams_received, 1);
-        let buf = &mut self.recv_buf[..len];
+        let buf = &mut self.recv_buf[off..off + len];
         let Ok(hdr) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN) else { return };
         let handle = match self.cids.get(hdr.dcid.as_ref()) {
             Some(h) => *h,
@@ -272,7 +296,7 @@ impl Server {
         };
         let local = self.local;
         let Some(conn) = self.conns.get_mut(&handle) else { return };
-        let buf = &mut self.recv_buf[..len];
+        let buf = &mut self.recv_buf[off..off + len];
         let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to: local })));
         if result.is_err() {
             self.on_panic(handle, "packet processing");
@@ -439,21 +463,24 @@ impl Server {
     }
 
     fn send_packets(&mut self) {
-        if let Some((pkt, to)) = self.blocked_packet.take() {
-            match self.socket.send_to(&pkt, to) {
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    self.blocked_packet = Some((pkt, to));
-                    return;
-                }
-                _ => {}
+        while !self.blocked.is_empty() {
+            let (pkt, to, segment) = &self.blocked[0];
+            if send_run(&self.udp, &self.socket, pkt, *to, *segment).is_err() {
+                return;
             }
+            self.blocked.remove(0);
         }
+        let max_segments = self.udp.max_gso_segments().clamp(1, MAX_GSO_SEGMENTS);
         let dirty = std::mem::take(&mut self.dirty);
         for (i, h) in dirty.iter().enumerate() {
             let Some(conn) = self.conns.get_mut(h) else { continue };
             conn.dirty = false;
+            // Packets of one connection accumulate back to back in send_buf;
+            // a run of equal-sized packets to one address (the last may be
+            // shorter) leaves as one GSO send.
+            let mut run = Run { len: 0, count: 0, segment: 0, to: conn.peer };
             loop {
-                let (n, info) = match conn.quic.send(&mut self.send_buf) {
+                let (n, info) = match conn.quic.send(&mut self.send_buf[run.len..run.len + MAX_PACKET]) {
                     Ok(r) => r,
                     Err(quiche::Error::Done) => break,
                     Err(_) => {
@@ -461,24 +488,39 @@ impl Server {
                         break;
                     }
                 };
-                match self.socket.send_to(&self.send_buf[..n], info.to) {
-                    Ok(_) => {}
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                        // Wait for the socket's writable event; everything not
-                        // yet flushed stays dirty for the next turn.
-                        self.blocked_packet = Some((self.send_buf[..n].to_vec(), info.to));
-                        conn.dirty = true;
-                        let rest: Vec<u32> = dirty[i..].to_vec();
-                        for h in &rest {
-                            if let Some(c) = self.conns.get_mut(h) {
-                                c.dirty = true;
-                            }
-                        }
-                        self.dirty = rest;
-                        return;
-                    }
-                    Err(_) => {}
+                if run.count > 0 && (info.to != run.to || n > run.segment) {
+                    // This packet cannot join the run: send the run, then
+                    // start a new one with the packet.
+                    flush_run(&self.udp, &self.socket, &self.send_buf, &run, &mut self.blocked, &self.shared.counters);
+                    self.send_buf.copy_within(run.len..run.len + n, 0);
+                    run = Run { len: 0, count: 0, segment: 0, to: info.to };
                 }
+                if run.count == 0 {
+                    run.segment = n;
+                    run.to = info.to;
+                }
+                run.len += n;
+                run.count += 1;
+                if n < run.segment || run.count >= max_segments || run.len + MAX_PACKET > self.send_buf.len() {
+                    flush_run(&self.udp, &self.socket, &self.send_buf, &run, &mut self.blocked, &self.shared.counters);
+                    run = Run { len: 0, count: 0, segment: 0, to: run.to };
+                }
+                if !self.blocked.is_empty() && run.count == 0 {
+                    break;
+                }
+            }
+            flush_run(&self.udp, &self.socket, &self.send_buf, &run, &mut self.blocked, &self.shared.counters);
+            if !self.blocked.is_empty() {
+                // Wait for the socket's writable event; this connection and
+                // every one not yet flushed stay dirty for the next turn.
+                let rest: Vec<u32> = dirty[i..].to_vec();
+                for h in &rest {
+                    if let Some(c) = self.conns.get_mut(h) {
+                        c.dirty = true;
+                    }
+                }
+                self.dirty = rest;
+                return;
             }
         }
     }
@@ -513,6 +555,52 @@ impl Server {
         self.batch_seq += 1;
         (self.sink)(out);
     }
+}
+
+/// Packets gathered in `send_buf[..len]`: `count` of `segment` bytes to
+/// `to`, the last possibly shorter.
+struct Run {
+    len: usize,
+    count: usize,
+    segment: usize,
+    to: SocketAddr,
+}
+
+/// One GSO send (or a plain one for a single packet). quinn-udp falls back
+/// to separate datagrams itself where the kernel lacks GSO.
+fn send_run(udp: &quinn_udp::UdpSocketState, socket: &UdpSocket, buf: &[u8], to: SocketAddr, segment: Option<usize>) -> std::io::Result<()> {
+    let t = quinn_udp::Transmit { destination: to, ecn: None, contents: buf, segment_size: segment, src_ip: None };
+    match udp.try_send(socket.into(), &t) {
+        // Any other error (an ICMP-reported peer, GSO refused: quinn-udp then
+        // turns GSO off) loses these packets like the network would; QUIC
+        // loss recovery resends them.
+        Err(e) if e.kind() != ErrorKind::WouldBlock => Ok(()),
+        r => r,
+    }
+}
+
+/// Sends a run, or queues it behind earlier blocked sends so order holds.
+fn flush_run(
+    udp: &quinn_udp::UdpSocketState,
+    socket: &UdpSocket,
+    buf: &[u8],
+    run: &Run,
+    blocked: &mut Vec<(Vec<u8>, SocketAddr, Option<usize>)>,
+    counters: &Counters,
+) {
+    if run.count == 0 {
+        return;
+    }
+    Counters::add(&counters.udp_datagrams_sent, run.count as u64);
+    if run.count > 1 {
+        Counters::add(&counters.udp_gso_sends, 1);
+    }
+    let segment = (run.count > 1).then_some(run.segment);
+    let contents = &buf[..run.len];
+    if blocked.is_empty() && send_run(udp, socket, contents, run.to, segment).is_ok() {
+        return;
+    }
+    blocked.push((contents.to_vec(), run.to, segment));
 }
 
 fn bracket(host: &str) -> String {

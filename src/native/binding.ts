@@ -28,6 +28,9 @@ export interface NativeAddress {
 export interface NativeCounters {
   udpBytesReceived: number;
   udpDatagramsReceived: number;
+  udpDatagramsSent: number;
+  /** Sends that carried several datagrams at once (UDP GSO). */
+  udpGsoSends: number;
   bodyBytesRead: number;
   connectionsAccepted: number;
   connectionsOpen: number;
