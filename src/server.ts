@@ -134,6 +134,9 @@ export class Http3Server extends EventEmitter implements EventSink {
           maxConnections: this.options.maxConnections,
           maxStreamsPerConnection: this.options.maxStreamsPerConnection,
           maxFieldSectionSize: this.options.maxFieldSectionSize,
+          // Fault injection for the test suite only: a request for this path
+          // panics inside the native core.
+          panicOnPath: process.env.H3_NODE_FAULT_PANIC_PATH,
         },
         (batch) => this.onBatch(batch),
       );

@@ -185,3 +185,30 @@ describe('UDP I/O', function () {
     }
   });
 });
+
+describe('native panic isolation', function () {
+  it('a Rust panic is caught and logged, closes only its own connection, and the server keeps serving', async () => {
+    process.env.H3_NODE_FAULT_PANIC_PATH = '/panic';
+    let started;
+    try {
+      started = await startServer((_req, res) => res.text(200, 'ok\n'));
+    } finally {
+      delete process.env.H3_NODE_FAULT_PANIC_PATH;
+    }
+    const { server, port, logger } = started;
+    try {
+      const [victim, bystander] = await Promise.all([
+        runClient(port, { timeout: 5, requests: [{ path: '/panic' }] }),
+        runClient(port, { timeout: 5, sequential: true, requests: [{ path: '/a' }, { path: '/b' }] }),
+      ]);
+      assert.equal(victim.responses[0].status, null);
+      assert.equal(victim.connection_terminated?.error_code, 0x102); // H3_INTERNAL_ERROR
+      assert.deepEqual(bystander.responses.map((r) => r.status), [200, 200]);
+      assert.ok(logger.lines.some((l) => /internal error during HTTP\/3 processing on connection [0-9a-f]+; closing that connection/.test(l)));
+      const after = await request(port, { path: '/c' });
+      assert.equal(after.status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+});

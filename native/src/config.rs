@@ -20,6 +20,7 @@ pub struct Options {
     pub max_field_section_size: usize,
     /// Per-stream QUIC receive window for request bodies.
     pub stream_window: u64,
+    pub panic_on_path: Option<String>,
 }
 
 pub const DEFAULT_BODY_WINDOW: usize = 16 * 1024;
@@ -35,6 +36,7 @@ impl Options {
                 BodyMode::Buffered { window: self.body_window }
             },
             max_field_section_size: self.max_field_section_size,
+            panic_on_path: self.panic_on_path.as_ref().map(|p| p.as_bytes().to_vec()),
         }
     }
 

@@ -39,6 +39,8 @@ pub struct NativeOptions {
     pub max_streams_per_connection: Option<u32>,
     pub max_field_section_size: Option<u32>,
     pub stream_window: Option<u32>,
+    /// Test-only fault injection (see H3Options::panic_on_path).
+    pub panic_on_path: Option<String>,
 }
 
 #[napi(object)]
@@ -106,10 +108,12 @@ pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<Native
             .max_field_section_size
             .map_or(config::DEFAULT_MAX_FIELD_SECTION_SIZE, |v| v as usize),
         stream_window: u64::from(options.stream_window.unwrap_or(256 * 1024)),
+        panic_on_path: options.panic_on_path,
     };
     let sink: server::Sink = Box::new(move |batch: Vec<u8>| {
         on_events.call(Buffer::from(batch), ThreadsafeFunctionCallMode::NonBlocking);
     });
+    install_panic_hook();
     let bound = Server::bind(opts, sink).map_err(Error::from_reason)?;
     let local = bound.local;
     let server = bound.server;
@@ -118,6 +122,31 @@ pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<Native
         .spawn(move || server.run())
         .map_err(|e| Error::from_reason(format!("cannot start I/O thread: {e}")))?;
     Ok(NativeServer { shared: bound.shared, local, thread: Some(thread) })
+}
+
+/// Panics on the I/O thread are caught per connection and reported through
+/// a LOG event; the default hook would also print a backtrace to stderr.
+/// This hook keeps it to one line for that thread and leaves every other
+/// thread (other addons in the same process) to the previous hook.
+fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().name() == Some("h3-io") {
+                let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+                let msg = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                eprintln!("h3core: panic on the I/O thread{at}: {msg}");
+            } else {
+                previous(info);
+            }
+        }));
+    });
 }
 
 #[napi]

@@ -17,6 +17,7 @@ export interface NativeOptions {
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
   streamWindow?: number;
+  panicOnPath?: string;
 }
 
 export interface NativeAddress {

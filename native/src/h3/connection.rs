@@ -34,6 +34,9 @@ pub enum BodyMode {
 pub struct H3Options {
     pub body_mode: BodyMode,
     pub max_field_section_size: usize,
+    /// Fault injection for tests: a request for this exact path panics in
+    /// the native core, to prove a panic closes only its own connection.
+    pub panic_on_path: Option<Vec<u8>>,
 }
 
 /// The server's own control stream: the first server-initiated
@@ -494,6 +497,7 @@ impl H3Connection {
         let mode = self.options.body_mode;
         let max_fields = self.options.max_field_section_size as u64;
         let counters = &self.counters;
+        let panic_path = self.options.panic_on_path.as_deref();
         let Some(StreamState::Request(req)) = self.streams.get_mut(&id) else { return Ok(()) };
         let mut native_answer: Option<u16> = None;
         {
@@ -515,6 +519,9 @@ impl H3Connection {
                                 _ => H3Error::connection(QPACK_DECOMPRESSION_FAILED, "QPACK decoding failed"),
                             })?;
                         let h = validate_request(lines)?;
+                        if panic_path.is_some() && h.path.as_deref() == panic_path {
+                            panic!("fault injection: request for the configured panic path");
+                        }
                         *content_length = h.content_length;
                         *phase = Phase::Body;
                         if h.is_plain_connect() || h.is_extended_connect() {
