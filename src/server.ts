@@ -176,7 +176,7 @@ export class Http3Server extends EventEmitter implements EventSink {
 
   /**
    * Graceful close: GOAWAY to every client, in-flight requests finish (up
-   * to 5 s), connections close, then the promise resolves.
+   * to 3 s), connections close, then the promise resolves.
    */
   close(): Promise<void> {
     return this.shutdown(true);

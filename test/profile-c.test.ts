@@ -187,3 +187,37 @@ describe('Profile C CLI (node dist/cli.js --profile c)', function () {
     }
   });
 });
+
+describe('body callback contract', function () {
+  it('headers are decoded before the first chunk, chunks arrive in order, only the last is final, req.body stays empty', async () => {
+    const calls: { method: string; path: string; header: string | undefined; bodyLen: number; chunk: Buffer; final: boolean }[] = [];
+    const server = createServer(
+      {
+        logger: new MemoryLogger(),
+        onBody: (req, chunk, final) => {
+          calls.push({ method: req.method, path: req.path, header: req.header('x-tag'), bodyLen: req.body.length, chunk: Buffer.from(chunk), final });
+        },
+      },
+      (_req, res) => res.text(200, 'done\n'),
+    );
+    const { port } = await server.listen(0, '127.0.0.1');
+    try {
+      const body = Buffer.alloc(3000);
+      for (let i = 0; i < body.length; i++) body[i] = i % 251;
+      const chunks = split(body, [1, 500, 501, 2999]);
+      const res = await request(port, { method: 'PUT', path: '/order', headers: [['x-tag', 'seen']], body_chunks_b64: chunks, chunk_delay_ms: 30 });
+      assert.equal(res.status, 200);
+      assert.ok(calls.length >= 2, `${calls.length} callback calls`);
+      for (const c of calls) {
+        assert.equal(c.method, 'PUT');
+        assert.equal(c.path, '/order');
+        assert.equal(c.header, 'seen');
+        assert.equal(c.bodyLen, 0);
+      }
+      assert.deepEqual(calls.map((c) => c.final), [...calls.slice(1).map(() => false), true]);
+      assert.ok(Buffer.concat(calls.map((c) => c.chunk)).equals(body), 'chunks concatenate to the body in order');
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 // The embedding API: request model, response limits, error handling, close.
 import assert from 'node:assert/strict';
-import { createServer, H3Request, MAX_RESPONSE_FIELDS } from '../src';
+import { ConnectionCloseInfo, createServer, H3Request, MAX_RESPONSE_FIELDS } from '../src';
 import { field, request, runClient } from './helpers/h3client';
 import { startServer } from './helpers/server';
 
@@ -210,5 +210,41 @@ describe('native panic isolation', function () {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('connection close diagnostics', function () {
+  it('an idle timeout is reported as such and never logged as a peer close', async () => {
+    const { server, port, logger } = await startServer((_q, res) => res.text(200, 'ok\n'), { idleTimeoutMs: 300 });
+    try {
+      const closed = new Promise<ConnectionCloseInfo>((resolve) => server.once('connectionClose', resolve));
+      const res = await runClient(port, { requests: [{ path: '/' }], close: null });
+      assert.equal(res.responses[0].status, 200);
+      const info = await closed;
+      assert.equal(info.initiator, 'idle-timeout');
+      assert.ok(!logger.lines.some((l) => /closed by peer/.test(l)));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a close by the peer is reported with its code and reason; a server-side close is not a peer close', async () => {
+    const { server, port, logger } = await startServer((_q, res) => res.text(200, 'ok\n'));
+    const infos: ConnectionCloseInfo[] = [];
+    server.on('connectionClose', (i: ConnectionCloseInfo) => infos.push(i));
+    await runClient(port, { requests: [{ path: '/' }], close: { error_code: 0x101, reason: 'test over' } });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(infos.length, 1);
+    assert.equal(infos[0].initiator, 'peer');
+    assert.equal(infos[0].errorCode, 0x101);
+    assert.equal(infos[0].reason, 'test over');
+    // Now a connection the server itself closes on shutdown.
+    const lingering = runClient(port, { timeout: 3, requests: [{ path: '/' }], close: null });
+    await new Promise((r) => setTimeout(r, 300));
+    await server.close();
+    await lingering;
+    assert.equal(infos.length, 2);
+    assert.equal(infos[1].initiator, 'local');
+    assert.equal(logger.lines.filter((l) => /closed by peer/.test(l)).length, 1);
   });
 });

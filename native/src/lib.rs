@@ -190,7 +190,7 @@ impl NativeServer {
     }
 
     /// Starts shutdown. Graceful: GOAWAY, in-flight requests finish (up to
-    /// 5 s), then connections close. Otherwise every connection closes now.
+    /// 3 s), then connections close. Otherwise every connection closes now.
     /// Completion is signalled by a SERVER_CLOSED event.
     #[napi(catch_unwind)]
     pub fn shutdown(&self, graceful: bool) {
