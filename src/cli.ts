@@ -44,13 +44,14 @@ async function main(argv: string[]): Promise<void> {
 
   const logger = stderrLogger;
   const profile = PROFILES[opts.profile];
-  const { options, handler } = profile.create(logger);
+  const { options, handler, attach } = profile.create(logger);
   let server;
   try {
     server = createServer({ ...options, cert: opts.cert, key: opts.key, logger }, handler);
   } catch (e) {
     return fail((e as Error).message);
   }
+  attach?.(server);
   let addr;
   try {
     addr = await server.listen(opts.port, opts.host);

@@ -7,7 +7,11 @@ export type {
   ConnectionInfo,
   RequestHandler,
   ServerOptions,
+  WebTransportSessionInfo,
+  WebTransportStreamInfo,
 } from './server';
+export { WebTransportStats } from './webtransport-stats';
+export type { StatsDocument } from './webtransport-stats';
 export { H3Request } from './request';
 export { H3Response, MAX_RESPONSE_FIELDS } from './response';
 export { loadIdentity, DEMO_CERT, DEMO_KEY } from './identity';

@@ -12,6 +12,7 @@ import {
   EventSink,
   LogLevel,
   RequestFlag,
+  WtStreamEvent,
 } from './native/protocol';
 import { H3Request } from './request';
 import { H3Response } from './response';
@@ -48,6 +49,28 @@ export interface ServerOptions {
   maxFieldSectionSize?: number;
   /** Where diagnostics go; stderr lines by default. */
   logger?: Logger;
+  /**
+   * Serve WebTransport: extended CONNECT with :protocol webtransport opens a
+   * session (up to the build-time cap, then 429), client bidirectional
+   * streams are echoed, unidirectional streams answered on a server stream,
+   * datagrams echoed. Session events are emitted on the server.
+   */
+  webtransport?: boolean;
+}
+
+export interface WebTransportSessionInfo {
+  /** Server-local connection number. */
+  connection: number;
+  /** The CONNECT stream ID, which is the session ID. */
+  sessionId: number;
+  path: string;
+}
+
+export interface WebTransportStreamInfo {
+  connection: number;
+  sessionId: number;
+  streamId: number;
+  bidirectional: boolean;
 }
 
 export interface AddressInfo {
@@ -90,6 +113,15 @@ export interface Http3Server {
   on(event: 'connectionClose', listener: (info: ConnectionCloseInfo) => void): this;
   on(event: 'requestAborted', listener: (req: H3Request, code: number) => void): this;
   on(event: 'close', listener: () => void): this;
+  on(event: 'webtransportSession', listener: (s: WebTransportSessionInfo) => void): this;
+  on(event: 'webtransportSessionClose', listener: (s: WebTransportSessionInfo & { code: number }) => void): this;
+  /** A client stream joined a session (it counts as open until 'webtransportStreamClose'). */
+  on(event: 'webtransportStream', listener: (s: WebTransportStreamInfo) => void): this;
+  /** A client stream was offered and refused because the stream capacity is full. */
+  on(event: 'webtransportStreamRejected', listener: (s: WebTransportStreamInfo) => void): this;
+  on(event: 'webtransportStreamClose', listener: (s: WebTransportStreamInfo) => void): this;
+  /** `count` datagrams for open sessions arrived on a connection (batched per loop turn). */
+  on(event: 'webtransportDatagrams', listener: (count: number, connection: number) => void): this;
   on(event: string, listener: (...args: any[]) => void): this;
 }
 
@@ -99,6 +131,8 @@ export class Http3Server extends EventEmitter implements EventSink {
   private readonly logger: Logger;
   private native: NativeServer | undefined;
   private readonly exchanges = new Map<number, Map<number, Exchange>>();
+  /** Open WebTransport sessions' paths, for their close events; bounded by the native session cap. */
+  private readonly sessionPaths = new Map<string, string>();
   private readonly commands = new CommandWriter();
   private inBatch = false;
   private flushScheduled = false;
@@ -137,6 +171,7 @@ export class Http3Server extends EventEmitter implements EventSink {
           // Fault injection for the test suite only: a request for this path
           // panics inside the native core.
           panicOnPath: process.env.H3_NODE_FAULT_PANIC_PATH,
+          webtransport: this.options.webtransport ?? false,
         },
         (batch) => this.onBatch(batch),
       );
@@ -338,6 +373,33 @@ export class Http3Server extends EventEmitter implements EventSink {
     if (level === LogLevel.Error) this.logger.error(message);
     else if (level === LogLevel.Warn) this.logger.warn(message);
     else this.logger.info(message);
+  }
+
+  /** @internal */
+  onWtSessionOpen(conn: number, session: number, path: string): void {
+    this.sessionPaths.set(`${conn}:${session}`, path);
+    this.emit('webtransportSession', { connection: conn, sessionId: session, path } satisfies WebTransportSessionInfo);
+  }
+
+  /** @internal */
+  onWtSessionClosed(conn: number, session: number, code: number): void {
+    const key = `${conn}:${session}`;
+    const path = this.sessionPaths.get(key) ?? '';
+    this.sessionPaths.delete(key);
+    this.emit('webtransportSessionClose', { connection: conn, sessionId: session, path, code });
+  }
+
+  /** @internal */
+  onWtStream(conn: number, session: number, stream: number, what: number, bidi: boolean): void {
+    const info: WebTransportStreamInfo = { connection: conn, sessionId: session, streamId: stream, bidirectional: bidi };
+    const event =
+      what === WtStreamEvent.Opened ? 'webtransportStream' : what === WtStreamEvent.Rejected ? 'webtransportStreamRejected' : 'webtransportStreamClose';
+    this.emit(event, info);
+  }
+
+  /** @internal */
+  onWtDatagrams(conn: number, count: number): void {
+    this.emit('webtransportDatagrams', count, conn);
   }
 
   /** @internal */

@@ -21,6 +21,7 @@ pub struct Options {
     /// Per-stream QUIC receive window for request bodies.
     pub stream_window: u64,
     pub panic_on_path: Option<String>,
+    pub webtransport: bool,
 }
 
 pub const DEFAULT_BODY_WINDOW: usize = 16 * 1024;
@@ -37,6 +38,7 @@ impl Options {
             },
             max_field_section_size: self.max_field_section_size,
             panic_on_path: self.panic_on_path.as_ref().map(|p| p.as_bytes().to_vec()),
+            webtransport: self.webtransport,
         }
     }
 

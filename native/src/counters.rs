@@ -14,6 +14,9 @@ pub struct Counters {
     pub body_bytes_read: AtomicU64,
     pub connections_accepted: AtomicU64,
     pub connections_open: AtomicU64,
+    pub wt_sessions_open: AtomicU64,
+    pub wt_peer_streams_open: AtomicU64,
+    pub wt_datagrams_received: AtomicU64,
 }
 
 impl Counters {

@@ -41,6 +41,8 @@ pub struct NativeOptions {
     pub stream_window: Option<u32>,
     /// Test-only fault injection (see H3Options::panic_on_path).
     pub panic_on_path: Option<String>,
+    /// Serve WebTransport sessions (extended CONNECT, HTTP datagrams).
+    pub webtransport: Option<bool>,
 }
 
 #[napi(object)]
@@ -54,6 +56,8 @@ pub struct NativeAddress {
 /// native core enforces.
 #[napi(object)]
 pub struct NativeLimits {
+    pub webtransport_sessions_cap: u32,
+    pub webtransport_peer_streams_cap: u32,
     pub default_body_window: u32,
     pub default_body_credit: u32,
     pub default_max_field_section_size: u32,
@@ -62,6 +66,8 @@ pub struct NativeLimits {
 #[napi]
 pub fn limits() -> NativeLimits {
     NativeLimits {
+        webtransport_sessions_cap: h3::webtransport::SESSIONS_CAP as u32,
+        webtransport_peer_streams_cap: h3::webtransport::PEER_STREAMS_CAP as u32,
         default_body_window: config::DEFAULT_BODY_WINDOW as u32,
         default_body_credit: config::DEFAULT_BODY_CREDIT as u32,
         default_max_field_section_size: config::DEFAULT_MAX_FIELD_SECTION_SIZE as u32,
@@ -109,6 +115,7 @@ pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<Native
             .map_or(config::DEFAULT_MAX_FIELD_SECTION_SIZE, |v| v as usize),
         stream_window: u64::from(options.stream_window.unwrap_or(256 * 1024)),
         panic_on_path: options.panic_on_path,
+        webtransport: options.webtransport.unwrap_or(false),
     };
     let sink: server::Sink = Box::new(move |batch: Vec<u8>| {
         on_events.call(Buffer::from(batch), ThreadsafeFunctionCallMode::NonBlocking);

@@ -318,8 +318,8 @@ impl Server {
         self.next_handle = self.next_handle.wrapping_add(1).max(1);
         let local_settings = LocalSettings {
             max_field_section_size: self.options.max_field_section_size as u64,
-            webtransport: false,
-            max_webtransport_sessions: 0,
+            webtransport: self.options.webtransport,
+            max_webtransport_sessions: crate::h3::webtransport::SESSIONS_CAP,
         };
         let h3 = H3Connection::new(handle, self.h3_options.clone(), local_settings, self.shared.counters.clone());
         Counters::add(&self.shared.counters.connections_accepted, 1);
@@ -530,7 +530,8 @@ impl Server {
     fn collect_closed(&mut self) {
         let closed: Vec<u32> = self.conns.iter().filter(|(_, c)| c.quic.is_closed()).map(|(h, _)| *h).collect();
         for h in closed {
-            let Some(conn) = self.conns.remove(&h) else { continue };
+            let Some(mut conn) = self.conns.remove(&h) else { continue };
+            conn.h3.on_connection_closed(&mut self.events);
             Counters::sub(&self.shared.counters.connections_open, 1);
             for cid in &conn.cids {
                 self.cids.remove(cid);

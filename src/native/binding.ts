@@ -18,6 +18,7 @@ export interface NativeOptions {
   maxFieldSectionSize?: number;
   streamWindow?: number;
   panicOnPath?: string;
+  webtransport?: boolean;
 }
 
 export interface NativeAddress {
@@ -46,6 +47,8 @@ export interface NativeServer {
 }
 
 export interface NativeLimits {
+  webtransportSessionsCap: number;
+  webtransportPeerStreamsCap: number;
   defaultBodyWindow: number;
   defaultBodyCredit: number;
   defaultMaxFieldSectionSize: number;

@@ -10,7 +10,14 @@ export const enum EventKind {
   ConnClosed = 5,
   Log = 6,
   ServerClosed = 7,
+  WtSessionOpen = 8,
+  WtSessionClosed = 9,
+  WtStream = 10,
+  WtDatagrams = 11,
 }
+
+/** WT_STREAM `what`. */
+export const WtStreamEvent = { Opened: 1, Rejected: 2, Closed: 3 } as const;
 
 export const RequestFlag = { Complete: 1, HasBody: 2 } as const;
 
@@ -39,6 +46,10 @@ export interface EventSink {
   onConnClosed(info: ConnClosedInfo): void;
   onLog(level: number, message: string): void;
   onServerClosed(): void;
+  onWtSessionOpen(conn: number, session: number, path: string): void;
+  onWtSessionClosed(conn: number, session: number, code: number): void;
+  onWtStream(conn: number, session: number, stream: number, what: number, bidi: boolean): void;
+  onWtDatagrams(conn: number, count: number): void;
 }
 
 /** Decodes one event batch; returns its sequence number for the acknowledgement. */
@@ -123,6 +134,26 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
       }
       case EventKind.ServerClosed:
         sink.onServerClosed();
+        break;
+      case EventKind.WtSessionOpen: {
+        const session = f64();
+        sink.onWtSessionOpen(conn, session, str(u16()));
+        break;
+      }
+      case EventKind.WtSessionClosed: {
+        const session = f64();
+        sink.onWtSessionClosed(conn, session, u32());
+        break;
+      }
+      case EventKind.WtStream: {
+        const session = f64();
+        const stream = f64();
+        const what = buf[off++];
+        sink.onWtStream(conn, session, stream, what, buf[off++] === 1);
+        break;
+      }
+      case EventKind.WtDatagrams:
+        sink.onWtDatagrams(conn, u32());
         break;
       default:
         throw new Error(`unknown native event kind ${kind}`);

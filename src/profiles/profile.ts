@@ -1,9 +1,14 @@
 import type { Logger } from '../log';
-import type { RequestHandler, ServerOptions } from '../server';
+import type { Http3Server, RequestHandler, ServerOptions } from '../server';
 
 /** A demo profile: the server options and handler it runs with. */
 export interface ProfileDefinition {
   name: string;
   title: string;
-  create(logger: Logger): { options: ServerOptions; handler: RequestHandler };
+  create(logger: Logger): {
+    options: ServerOptions;
+    handler: RequestHandler;
+    /** Hooks the profile into the server before it listens (event listeners). */
+    attach?: (server: Http3Server) => void;
+  };
 }

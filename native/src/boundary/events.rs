@@ -8,6 +8,19 @@ pub mod kind {
     pub const CONN_CLOSED: u8 = 5;
     pub const LOG: u8 = 6;
     pub const SERVER_CLOSED: u8 = 7;
+    pub const WT_SESSION_OPEN: u8 = 8;
+    pub const WT_SESSION_CLOSED: u8 = 9;
+    pub const WT_STREAM: u8 = 10;
+    pub const WT_DATAGRAMS: u8 = 11;
+}
+
+/// WT_STREAM `what`.
+pub mod wt_stream {
+    /// A client stream joined its session (counts as open).
+    pub const OPENED: u8 = 1;
+    /// A client stream was offered but refused over the cap (never open).
+    pub const REJECTED: u8 = 2;
+    pub const CLOSED: u8 = 3;
 }
 
 /// REQUEST flags.
@@ -166,6 +179,31 @@ impl EventBatch {
         self.head(kind::LOG, 0);
         self.u8(level);
         self.short_bytes(message.as_bytes());
+    }
+
+    pub fn wt_session_open(&mut self, conn: u32, session: u64, path: &[u8]) {
+        self.head(kind::WT_SESSION_OPEN, conn);
+        self.f64(session);
+        self.short_bytes(path);
+    }
+
+    pub fn wt_session_closed(&mut self, conn: u32, session: u64, code: u32) {
+        self.head(kind::WT_SESSION_CLOSED, conn);
+        self.f64(session);
+        self.u32(code);
+    }
+
+    pub fn wt_stream(&mut self, conn: u32, session: u64, stream: u64, what: u8, bidi: bool) {
+        self.head(kind::WT_STREAM, conn);
+        self.f64(session);
+        self.f64(stream);
+        self.u8(what);
+        self.u8(bidi as u8);
+    }
+
+    pub fn wt_datagrams(&mut self, conn: u32, count: u32) {
+        self.head(kind::WT_DATAGRAMS, conn);
+        self.u32(count);
     }
 
     pub fn server_closed(&mut self) {

@@ -14,7 +14,8 @@ use super::error::{H3Error, H3Result};
 use super::frame::{self, Context, FrameEvent, FrameReader};
 use super::request::{validate_request, validate_trailers, RequestHead};
 use super::settings::{self, LocalSettings, PeerSettings};
-use crate::boundary::events::{abort_reason, request_flag, EventBatch};
+use super::webtransport::{self as wt, CapsuleEvent, Session, Sessions, WtStream};
+use crate::boundary::events::{abort_reason, request_flag, wt_stream, EventBatch};
 use crate::counters::Counters;
 use crate::varint::{self, Partial};
 
@@ -37,6 +38,8 @@ pub struct H3Options {
     /// Fault injection for tests: a request for this exact path panics in
     /// the native core, to prove a panic closes only its own connection.
     pub panic_on_path: Option<Vec<u8>>,
+    /// Extended CONNECT, HTTP datagrams and WebTransport sessions.
+    pub webtransport: bool,
 }
 
 /// The server's own control stream: the first server-initiated
@@ -76,6 +79,8 @@ struct RequestStream {
     unacked: usize,
     unacked_batch: u64,
     head: Option<RequestHead>,
+    /// This CONNECT stream carries an accepted WebTransport session.
+    session: bool,
 }
 
 enum StreamState {
@@ -92,6 +97,8 @@ enum StreamState {
     /// a frame type, or the WebTransport signal 0x41.
     BidiFirst(Partial),
     Request(Box<RequestStream>),
+    /// A client stream of a WebTransport session.
+    Wt(WtStream),
 }
 
 struct Outgoing {
@@ -130,6 +137,9 @@ pub struct H3Connection {
     closing: bool,
     /// Answered request streams quiche still holds (data not yet acknowledged).
     undelivered: Vec<u64>,
+    sessions: Sessions,
+    /// Next server-initiated unidirectional stream (3 is the control stream).
+    next_server_uni: u64,
 }
 
 impl H3Connection {
@@ -154,6 +164,8 @@ impl H3Connection {
             current_batch: 0,
             closing: false,
             undelivered: Vec::new(),
+            sessions: Sessions::new(),
+            next_server_uni: CONTROL_STREAM_ID + 4,
         }
     }
 
@@ -224,9 +236,7 @@ impl H3Connection {
                 self.fail_stream(quic, id, e, events);
             }
         }
-        // Datagrams are not routed anywhere yet; drain them so quiche's
-        // bounded queue never holds stale ones.
-        while quic.dgram_recv(scratch).is_ok() {}
+        self.on_datagrams(quic, events, scratch);
         self.flush(quic);
         Outcome::default()
     }
@@ -260,6 +270,11 @@ impl H3Connection {
                     }
                     _ => scratch.len(),
                 },
+                Some(StreamState::Wt(WtStream::Bidi { .. })) => {
+                    // Read only while the echo is draining.
+                    let waiting = self.outgoing.get(&id).map_or(0, |o| o.data.len() - o.written);
+                    wt::ECHO_LIMIT.saturating_sub(waiting).min(scratch.len())
+                }
                 Some(_) => scratch.len(),
                 None => return Ok(()),
             };
@@ -354,6 +369,7 @@ impl H3Connection {
                                 unacked: 0,
                                 unacked_batch: 0,
                                 head: None,
+                                session: false,
                             })));
                         }
                         None => return self.on_fin_unclassified(fin, id),
@@ -361,24 +377,19 @@ impl H3Connection {
                 }
                 StreamState::WtSessionId { bidi, id: p } => {
                     let bidi = *bidi;
-                    // Bytes after the session ID are the application's; they
-                    // are dropped with the refused stream.
-                    let (session, _) = p.feed(data);
+                    let (session, used) = p.feed(data);
+                    data = &data[used..];
                     match session {
-                        Some(_session) => {
-                            // No WebTransport session exists on this server yet:
-                            // refuse the stream as the draft says for an unknown
-                            // session.
-                            let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, WT_BUFFERED_STREAM_REJECTED);
-                            if bidi {
-                                let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, WT_BUFFERED_STREAM_REJECTED);
+                        Some(session) => {
+                            if !self.admit_wt_stream(quic, id, session, bidi, events) {
+                                self.streams.remove(&id);
+                                return Ok(());
                             }
-                            self.streams.remove(&id);
-                            return Ok(());
                         }
                         None => return self.on_fin_unclassified(fin, id),
                     }
                 }
+                StreamState::Wt(_) => return self.on_wt_bytes(quic, id, data, fin, events),
                 StreamState::Control(_) => return self.on_control_bytes(id, data, fin),
                 StreamState::QpackEncoder => {
                     // With a table capacity of 0 the only legal instruction is
@@ -498,12 +509,16 @@ impl H3Connection {
         let max_fields = self.options.max_field_section_size as u64;
         let counters = &self.counters;
         let panic_path = self.options.panic_on_path.as_deref();
+        let webtransport = self.options.webtransport;
+        let mut accept_session = false;
+        let mut capsule_bytes: Vec<u8> = Vec::new();
         let Some(StreamState::Request(req)) = self.streams.get_mut(&id) else { return Ok(()) };
         let mut native_answer: Option<u16> = None;
         {
             let decoder = &mut self.qpack_decoder;
             let req_ref: &mut RequestStream = req;
-            let RequestStream { frames, phase, content_length, body_len, body: buffered, head, .. } = req_ref;
+            let RequestStream { frames, phase, content_length, body_len, body: buffered, head, session, .. } = req_ref;
+            let is_session = *session;
             frames.feed(data, &mut |ev| {
                 if native_answer.is_some() {
                     return Ok(());
@@ -524,10 +539,19 @@ impl H3Connection {
                         }
                         *content_length = h.content_length;
                         *phase = Phase::Body;
-                        if h.is_plain_connect() || h.is_extended_connect() {
-                            // This server is not a proxy, and extended CONNECT
-                            // is not enabled in its SETTINGS yet.
+                        if h.is_plain_connect() {
+                            // This server is not a proxy.
                             native_answer = Some(501);
+                        } else if h.is_extended_connect() {
+                            let is_wt = h.protocol.as_deref().is_some_and(wt::is_webtransport_protocol);
+                            if !webtransport || !is_wt {
+                                native_answer = Some(501);
+                            } else if !wt::try_open(&counters.wt_sessions_open, wt::SESSIONS_CAP) {
+                                // Over the build-time session capacity.
+                                native_answer = Some(429);
+                            } else {
+                                accept_session = true;
+                            }
                         }
                         *head = Some(h);
                     }
@@ -543,6 +567,7 @@ impl H3Connection {
                         return Err(H3Error::stream(H3_EXCESSIVE_LOAD, "trailers too large"));
                     }
                     (FrameEvent::DataStart { .. }, Phase::Body) => {}
+                    (FrameEvent::Data(d), Phase::Body) if is_session => capsule_bytes.extend_from_slice(d),
                     (FrameEvent::Data(d), Phase::Body) => {
                         *body_len += d.len() as u64;
                         Counters::add(&counters.body_bytes_read, d.len() as u64);
@@ -571,11 +596,22 @@ impl H3Connection {
             })?;
         }
 
+        let accept = accept_session;
         if let Some(status) = native_answer {
             req.responded = true;
             self.respond_bytes(quic, id, status, &[], b"");
             return Ok(());
         }
+        if accept {
+            req.session = true;
+            req.responded = true;
+            let path = req.head.take().and_then(|h| h.path).unwrap_or_default();
+            self.accept_session(quic, id, &path, events);
+        }
+        if req_is_session(&self.streams, id) {
+            return self.on_session_bytes(quic, id, &capsule_bytes, fin, events);
+        }
+        let Some(StreamState::Request(req)) = self.streams.get_mut(&id) else { return Ok(()) };
 
         if fin {
             if !req.frames.at_boundary() {
@@ -639,6 +675,16 @@ impl H3Connection {
                 self.closing = true;
                 let _ = quic.close(true, H3_CLOSED_CRITICAL_STREAM, b"critical stream reset");
             }
+            Some(StreamState::Request(r)) if r.session => {
+                self.close_session(quic, id, 0, events);
+            }
+            Some(StreamState::Wt(_)) => {
+                self.close_wt_stream(id, events);
+                if is_client_bidi(id) {
+                    let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, code);
+                    self.outgoing.remove(&id);
+                }
+            }
             Some(StreamState::Request(r)) => {
                 if r.delivered && !r.responded {
                     events.stream_aborted(self.conn, id, abort_reason::PEER_RESET, code);
@@ -678,20 +724,27 @@ impl H3Connection {
         self.respond_bytes(quic, id, status, fields, body);
     }
 
-    fn respond_bytes(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], body: &[u8]) {
+    /// A HEADERS frame carrying `:status` and the fields, QPACK-encoded
+    /// with the static table and literals only.
+    fn encode_headers(&mut self, status: u16, fields: &[(&[u8], &[u8])]) -> Option<Vec<u8>> {
         let status = status.to_string();
         let mut lines: Vec<Field<'_>> = Vec::with_capacity(fields.len() + 1);
         lines.push(Field(b":status", status.as_bytes()));
         lines.extend(fields.iter().map(|(n, v)| Field(n, v)));
         let bound = 16 + lines.iter().map(|f| f.0.len() + f.1.len() + 8).sum::<usize>();
         let mut block = vec![0u8; bound];
-        let Ok(len) = self.qpack_encoder.encode(&lines, &mut block) else {
+        let len = self.qpack_encoder.encode(&lines, &mut block).ok()?;
+        let mut data = Vec::with_capacity(len + 16);
+        frame::write_header(frame_type::HEADERS, len, &mut data);
+        data.extend_from_slice(&block[..len]);
+        Some(data)
+    }
+
+    fn respond_bytes(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], body: &[u8]) {
+        let Some(mut data) = self.encode_headers(status, fields) else {
             let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_INTERNAL_ERROR);
             return;
         };
-        let mut data = Vec::with_capacity(len + body.len() + 16);
-        frame::write_header(frame_type::HEADERS, len, &mut data);
-        data.extend_from_slice(&block[..len]);
         if !body.is_empty() {
             frame::write_header(frame_type::DATA, body.len(), &mut data);
             data.extend_from_slice(body);
@@ -788,5 +841,166 @@ impl quiche::h3::NameValue for Field<'_> {
 
     fn value(&self) -> &[u8] {
         self.1
+    }
+}
+
+fn req_is_session(streams: &HashMap<u64, StreamState>, id: u64) -> bool {
+    matches!(streams.get(&id), Some(StreamState::Request(r)) if r.session)
+}
+
+// WebTransport: sessions on CONNECT streams, their client streams, datagrams.
+impl H3Connection {
+    fn accept_session(&mut self, quic: &mut quiche::Connection, id: u64, path: &[u8], events: &mut EventBatch) {
+        // 200 opens the session; the CONNECT stream stays open for capsules.
+        // The draft-02 response header is what Chromium's draft-02 code
+        // path checks; later drafts ignore it.
+        let fields: [(&[u8], &[u8]); 1] = [(b"sec-webtransport-http3-draft", b"draft02")];
+        if let Some(data) = self.encode_headers(200, &fields) {
+            self.queue(quic, id, data, false);
+        }
+        self.sessions.insert(id, Session::new());
+        events.wt_session_open(self.conn, id, path);
+    }
+
+    fn on_session_bytes(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        capsule_bytes: &[u8],
+        fin: bool,
+        events: &mut EventBatch,
+    ) -> H3Result<()> {
+        let mut found = Vec::new();
+        if let Some(session) = self.sessions.get_mut(&id) {
+            session.capsules.feed(capsule_bytes, &mut found);
+        }
+        for ev in found {
+            match ev {
+                CapsuleEvent::Close { code, .. } => {
+                    self.close_session(quic, id, code, events);
+                    return Ok(());
+                }
+                // The client will close soon; nothing to do until it does.
+                CapsuleEvent::Drain => {}
+            }
+        }
+        if fin {
+            self.close_session(quic, id, 0, events);
+        }
+        Ok(())
+    }
+
+    /// Ends a session: its streams are reset with WT_SESSION_GONE, the
+    /// CONNECT stream is finished, and TypeScript hears of every closure.
+    pub fn close_session(&mut self, quic: &mut quiche::Connection, id: u64, code: u32, events: &mut EventBatch) {
+        let Some(session) = self.sessions.remove(&id) else { return };
+        wt::abandon_streams(quic, self.conn, id, &session, &self.counters, events);
+        for s in &session.peer_streams {
+            self.streams.remove(s);
+            self.outgoing.remove(s);
+        }
+        for s in &session.server_streams {
+            self.outgoing.remove(s);
+        }
+        Counters::sub(&self.counters.wt_sessions_open, 1);
+        events.wt_session_closed(self.conn, id, code);
+        self.queue(quic, id, Vec::new(), true);
+        let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_NO_ERROR);
+        self.streams.remove(&id);
+    }
+
+    /// The connection is gone: every session and stream on it is closed.
+    pub fn on_connection_closed(&mut self, events: &mut EventBatch) {
+        for (id, session) in std::mem::take(&mut self.sessions) {
+            for s in &session.peer_streams {
+                Counters::sub(&self.counters.wt_peer_streams_open, 1);
+                events.wt_stream(self.conn, id, *s, wt_stream::CLOSED, is_client_bidi(*s));
+            }
+            Counters::sub(&self.counters.wt_sessions_open, 1);
+            events.wt_session_closed(self.conn, id, 0);
+        }
+    }
+
+    /// Routes a client stream to its session, or refuses it: for an unknown
+    /// session, or when the server-wide stream capacity is full (then it
+    /// still counts as offered).
+    fn admit_wt_stream(&mut self, quic: &mut quiche::Connection, id: u64, session: u64, bidi: bool, events: &mut EventBatch) -> bool {
+        let Some(s) = self.sessions.get_mut(&session) else {
+            wt::refuse_stream(quic, id, bidi);
+            return false;
+        };
+        if !wt::try_open(&self.counters.wt_peer_streams_open, wt::PEER_STREAMS_CAP) {
+            wt::refuse_stream(quic, id, bidi);
+            events.wt_stream(self.conn, session, id, wt_stream::REJECTED, bidi);
+            return false;
+        }
+        s.peer_streams.push(id);
+        events.wt_stream(self.conn, session, id, wt_stream::OPENED, bidi);
+        let state = if bidi { WtStream::Bidi { session } } else { WtStream::Uni { session, data: Vec::new() } };
+        self.streams.insert(id, StreamState::Wt(state));
+        true
+    }
+
+    fn on_wt_bytes(&mut self, quic: &mut quiche::Connection, id: u64, data: &[u8], fin: bool, events: &mut EventBatch) -> H3Result<()> {
+        let Some(StreamState::Wt(stream)) = self.streams.get_mut(&id) else { return Ok(()) };
+        match stream {
+            WtStream::Bidi { .. } => {
+                if !data.is_empty() || fin {
+                    self.queue(quic, id, data.to_vec(), fin);
+                }
+            }
+            WtStream::Uni { session, data: collected } => {
+                let room = wt::ECHO_LIMIT.saturating_sub(collected.len());
+                collected.extend_from_slice(&data[..data.len().min(room)]);
+                if fin {
+                    let session = *session;
+                    let answer = wt::uni_answer(session, collected);
+                    let out = self.next_server_uni;
+                    self.next_server_uni += 4;
+                    if let Some(s) = self.sessions.get_mut(&session) {
+                        // Keep the list short: answers already written need no reset later.
+                        if s.server_streams.len() >= 64 {
+                            let outgoing = &self.outgoing;
+                            s.server_streams.retain(|x| outgoing.contains_key(x));
+                        }
+                        s.server_streams.push(out);
+                    }
+                    self.queue(quic, out, answer, true);
+                }
+            }
+        }
+        if fin {
+            self.close_wt_stream(id, events);
+        }
+        Ok(())
+    }
+
+    /// A client stream of a session finished (FIN or reset): it no longer
+    /// counts as open. An echo still being written continues on its own.
+    fn close_wt_stream(&mut self, id: u64, events: &mut EventBatch) {
+        let Some(StreamState::Wt(stream)) = self.streams.remove(&id) else { return };
+        let session = stream.session();
+        if let Some(s) = self.sessions.get_mut(&session) {
+            s.peer_streams.retain(|x| *x != id);
+        }
+        Counters::sub(&self.counters.wt_peer_streams_open, 1);
+        events.wt_stream(self.conn, session, id, wt_stream::CLOSED, is_client_bidi(id));
+    }
+
+    /// HTTP/3 datagrams (RFC 9297): quarter stream ID, then payload. A
+    /// datagram for an open session is counted and echoed; others dropped.
+    fn on_datagrams(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut [u8]) {
+        let mut count = 0u32;
+        while let Ok(n) = quic.dgram_recv(scratch) {
+            let Some((quarter, _)) = varint::decode(&scratch[..n]) else { continue };
+            if quarter <= varint::MAX / 4 && self.sessions.contains_key(&(quarter * 4)) {
+                count += 1;
+                let _ = quic.dgram_send(&scratch[..n]);
+            }
+        }
+        if count > 0 {
+            Counters::add(&self.counters.wt_datagrams_received, u64::from(count));
+            events.wt_datagrams(self.conn, count);
+        }
     }
 }

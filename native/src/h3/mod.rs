@@ -7,3 +7,4 @@ pub mod error;
 pub mod frame;
 pub mod request;
 pub mod settings;
+pub mod webtransport;

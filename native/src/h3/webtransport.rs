@@ -1,0 +1,223 @@
+//! WebTransport over HTTP/3 (draft-ietf-webtrans-http3): sessions opened by
+//! extended CONNECT, client streams routed to their session, HTTP/3
+//! datagrams, and the capsules on the CONNECT stream. The data behavior is
+//! the demo's (Profile B): a bidirectional stream is echoed on itself, a
+//! unidirectional stream is answered on a server-opened one, a datagram is
+//! echoed. What TypeScript sees are session, stream and datagram events,
+//! from which it keeps the statistics.
+
+use std::collections::HashMap;
+
+use super::codes::{capsule, stream_type, WT_BUFFERED_STREAM_REJECTED, WT_SESSION_GONE};
+use crate::boundary::events::{wt_stream, EventBatch};
+use crate::counters::Counters;
+use crate::varint::{self, Partial};
+
+/// Build-time capacity: WebTransport sessions open at once, server-wide.
+pub const SESSIONS_CAP: u64 = 32;
+/// Build-time capacity: client-opened WebTransport streams open at once,
+/// server-wide.
+pub const PEER_STREAMS_CAP: u64 = 128;
+
+/// Echo buffering per stream: a bidirectional stream is read only while its
+/// echo has less than this waiting; a unidirectional stream's answer keeps
+/// at most this much (the rest is read and dropped).
+pub const ECHO_LIMIT: usize = 64 * 1024;
+
+/// Largest capsule read whole (CLOSE_WEBTRANSPORT_SESSION carries a
+/// 32-bit code and at most 1024 bytes of reason); others are skipped.
+const MAX_CAPSULE: u64 = 1100;
+
+/// `:protocol` values that open a session: drafts up to 14 and draft 15.
+pub fn is_webtransport_protocol(p: &[u8]) -> bool {
+    p == b"webtransport" || p == b"webtransport-h3"
+}
+
+pub struct Session {
+    /// Client-opened streams of this session still open.
+    pub peer_streams: Vec<u64>,
+    /// Streams this server opened for the session (answers to uni streams).
+    pub server_streams: Vec<u64>,
+    pub capsules: CapsuleReader,
+}
+
+impl Session {
+    pub fn new() -> Self {
+        Session { peer_streams: Vec::new(), server_streams: Vec::new(), capsules: CapsuleReader::default() }
+    }
+}
+
+/// What a client stream of a session is doing.
+pub enum WtStream {
+    /// Echoed back on itself.
+    Bidi { session: u64 },
+    /// Collected, then answered on a server-opened stream at FIN.
+    Uni { session: u64, data: Vec<u8> },
+}
+
+impl WtStream {
+    pub fn session(&self) -> u64 {
+        match self {
+            WtStream::Bidi { session } | WtStream::Uni { session, .. } => *session,
+        }
+    }
+}
+
+/// Reads the capsule sequence (RFC 9297 section 3.2) carried in the DATA
+/// frames of a CONNECT stream.
+#[derive(Default)]
+pub struct CapsuleReader {
+    state: CapsuleState,
+    buf: Vec<u8>,
+}
+
+enum CapsuleState {
+    Type(Partial),
+    Length { ty: u64, len: Partial },
+    Value { ty: u64, remaining: u64 },
+}
+
+impl Default for CapsuleState {
+    fn default() -> Self {
+        CapsuleState::Type(Partial::default())
+    }
+}
+
+pub enum CapsuleEvent {
+    Close { code: u32, reason: Vec<u8> },
+    Drain,
+}
+
+impl CapsuleReader {
+    pub fn feed(&mut self, mut data: &[u8], out: &mut Vec<CapsuleEvent>) {
+        while !data.is_empty() {
+            match &mut self.state {
+                CapsuleState::Type(p) => {
+                    let (ty, used) = p.feed(data);
+                    data = &data[used..];
+                    if let Some(ty) = ty {
+                        self.state = CapsuleState::Length { ty, len: Partial::default() };
+                    }
+                }
+                CapsuleState::Length { ty, len } => {
+                    let ty = *ty;
+                    let (n, used) = len.feed(data);
+                    data = &data[used..];
+                    if let Some(n) = n {
+                        self.buf.clear();
+                        if n == 0 {
+                            self.state = CapsuleState::default();
+                            self.finish(ty, out);
+                        } else {
+                            self.state = CapsuleState::Value { ty, remaining: n };
+                        }
+                    }
+                }
+                CapsuleState::Value { ty, remaining } => {
+                    let take = (*remaining).min(data.len() as u64) as usize;
+                    if self.buf.len() + take <= MAX_CAPSULE as usize {
+                        self.buf.extend_from_slice(&data[..take]);
+                    }
+                    data = &data[take..];
+                    *remaining -= take as u64;
+                    if *remaining == 0 {
+                        let ty = *ty;
+                        self.state = CapsuleState::default();
+                        self.finish(ty, out);
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, ty: u64, out: &mut Vec<CapsuleEvent>) {
+        match ty {
+            capsule::CLOSE_WEBTRANSPORT_SESSION if self.buf.len() >= 4 => {
+                let code = u32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]);
+                out.push(CapsuleEvent::Close { code, reason: self.buf[4..].to_vec() });
+            }
+            capsule::DRAIN_WEBTRANSPORT_SESSION => out.push(CapsuleEvent::Drain),
+            // DATAGRAM capsules and unknown types are skipped (RFC 9297 3.2).
+            _ => {}
+        }
+        self.buf.clear();
+    }
+}
+
+/// Server-wide WebTransport bookkeeping that the caps apply to.
+pub fn try_open(counter: &std::sync::atomic::AtomicU64, cap: u64) -> bool {
+    // Only the I/O thread changes these counters, so load-then-add is exact.
+    if Counters::get(counter) >= cap {
+        return false;
+    }
+    Counters::add(counter, 1);
+    true
+}
+
+/// A unidirectional stream answer: type 0x54, the session ID, the payload.
+pub fn uni_answer(session: u64, data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + 10);
+    varint::encode(stream_type::WEBTRANSPORT_UNI, &mut out);
+    varint::encode(session, &mut out);
+    out.extend_from_slice(data);
+    out
+}
+
+/// Resets what is left of a session's streams when it ends (draft section
+/// 6: WT_SESSION_GONE) and reports each client stream closed.
+pub fn abandon_streams(
+    quic: &mut quiche::Connection,
+    conn: u32,
+    session_id: u64,
+    session: &Session,
+    counters: &Counters,
+    events: &mut EventBatch,
+) {
+    for id in &session.peer_streams {
+        let _ = quic.stream_shutdown(*id, quiche::Shutdown::Read, WT_SESSION_GONE);
+        if id & 0x2 == 0 {
+            let _ = quic.stream_shutdown(*id, quiche::Shutdown::Write, WT_SESSION_GONE);
+        }
+        Counters::sub(&counters.wt_peer_streams_open, 1);
+        events.wt_stream(conn, session_id, *id, wt_stream::CLOSED, id & 0x2 == 0);
+    }
+    for id in &session.server_streams {
+        let _ = quic.stream_shutdown(*id, quiche::Shutdown::Write, WT_SESSION_GONE);
+    }
+}
+
+/// Refuses a client stream: for an unknown session, or over the cap.
+pub fn refuse_stream(quic: &mut quiche::Connection, id: u64, bidi: bool) {
+    let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, WT_BUFFERED_STREAM_REJECTED);
+    if bidi {
+        let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, WT_BUFFERED_STREAM_REJECTED);
+    }
+}
+
+pub type Sessions = HashMap<u64, Session>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_close_capsule_split_anywhere_after_unknown_ones() {
+        // An unknown capsule (type 0x29, 2 bytes), then CLOSE (0x2843) with
+        // code 7 and reason "bye".
+        let bytes = [0x29, 0x02, 0xaa, 0xbb, 0x68, 0x43, 0x07, 0, 0, 0, 7, b'b', b'y', b'e'];
+        for cut in 0..bytes.len() {
+            let mut r = CapsuleReader::default();
+            let mut out = Vec::new();
+            r.feed(&bytes[..cut], &mut out);
+            r.feed(&bytes[cut..], &mut out);
+            assert_eq!(out.len(), 1, "cut {cut}");
+            match &out[0] {
+                CapsuleEvent::Close { code, reason } => {
+                    assert_eq!(*code, 7);
+                    assert_eq!(reason, b"bye");
+                }
+                CapsuleEvent::Drain => panic!("drain"),
+            }
+        }
+    }
+}
