@@ -202,6 +202,17 @@ impl Server {
                 break;
             }
         }
+        // Connections still draining at the deadline end with the server;
+        // TypeScript hears of each, so nothing it tracks is left open.
+        let left: Vec<u32> = self.conns.keys().copied().collect();
+        for h in left {
+            if let Some(mut conn) = self.conns.remove(&h) {
+                conn.h3.on_connection_closed(&mut self.events);
+                Counters::sub(&self.shared.counters.connections_open, 1);
+                let reason: &[u8] = b"server closed";
+                self.events.conn_closed(h, close_how::LOCAL, true, H3_NO_ERROR, reason, &conn.peer.to_string(), &conn.cid_hex);
+            }
+        }
         self.events.server_closed();
         self.emit_batch();
     }
