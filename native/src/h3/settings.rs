@@ -26,10 +26,12 @@ impl LocalSettings {
         if self.webtransport {
             put(setting::ENABLE_CONNECT_PROTOCOL, 1);
             put(setting::H3_DATAGRAM, 1);
+            // Chromium 156 refuses WebTransport without the draft-02 setting
+            // (tested: docs/design.md); draft-07's WT_MAX_SESSIONS tells
+            // clients the session capacity. Later drafts' codepoints are not
+            // sent: no client here needs them.
             put(setting::ENABLE_WEBTRANSPORT_DRAFT02, 1);
             put(setting::WT_MAX_SESSIONS_DRAFT07, self.max_webtransport_sessions);
-            put(setting::WT_MAX_SESSIONS_DRAFT13, self.max_webtransport_sessions);
-            put(setting::WT_ENABLED, 1);
         }
         // A GREASE setting (RFC 9114 section 7.2.4.1) keeps peers honest about
         // ignoring identifiers they do not know.
