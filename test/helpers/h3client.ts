@@ -51,9 +51,10 @@ export interface ClientResult {
   connection_terminated: { error_code: number; reason: string } | null;
 }
 
-export function runClient(port: number, plan: Plan, host = '127.0.0.1'): Promise<ClientResult> {
+/** Runs one of the Python clients in test/clients with a JSON plan on stdin; resolves with its JSON result. */
+export function runPythonClient<T>(script: string, port: number, plan: unknown, host = '127.0.0.1'): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [CLIENT, '--host', host, '--port', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(PYTHON, [script, '--host', host, '--port', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -61,13 +62,17 @@ export function runClient(port: number, plan: Plan, host = '127.0.0.1'): Promise
     child.on('error', reject);
     child.on('close', (code) => {
       try {
-        resolve(JSON.parse(out) as ClientResult);
+        resolve(JSON.parse(out) as T);
       } catch {
-        reject(new Error(`h3client exited ${code}: ${err.trim() || out.trim()}`));
+        reject(new Error(`${path.basename(script)} exited ${code}: ${err.trim() || out.trim()}`));
       }
     });
     child.stdin.end(JSON.stringify(plan));
   });
+}
+
+export function runClient(port: number, plan: Plan, host = '127.0.0.1'): Promise<ClientResult> {
+  return runPythonClient<ClientResult>(CLIENT, port, plan, host);
 }
 
 /** One request on its own connection. */
