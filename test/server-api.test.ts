@@ -239,8 +239,10 @@ describe('connection close diagnostics', function () {
     assert.equal(infos[0].errorCode, 0x101);
     assert.equal(infos[0].reason, 'test over');
     // Now a connection the server itself closes on shutdown.
+    const connected = new Promise((r) => server.once('connection', r));
     const lingering = runClient(port, { timeout: 3, requests: [{ path: '/' }], close: null });
-    await new Promise((r) => setTimeout(r, 300));
+    await connected;
+    await new Promise((r) => setTimeout(r, 100));
     await server.close();
     await lingering;
     assert.equal(infos.length, 2);

@@ -525,14 +525,18 @@ impl H3Connection {
                 }
                 match (ev, *phase) {
                     (FrameEvent::Whole { ty: frame_type::HEADERS, payload }, Phase::Headers) => {
-                        let lines = decoder
-                            .decode(&payload, max_fields)
-                            .map_err(|e| match e {
-                                qpack::Error::HeaderListTooLarge => {
-                                    H3Error::stream(H3_EXCESSIVE_LOAD, "field section too large")
-                                }
-                                _ => H3Error::connection(QPACK_DECOMPRESSION_FAILED, "QPACK decoding failed"),
-                            })?;
+                        let lines = match decoder.decode(&payload, max_fields) {
+                            Ok(lines) => lines,
+                            // Larger than our advertised SETTINGS_MAX_FIELD_SECTION_SIZE
+                            // once decoded: the same answer as an oversized frame.
+                            Err(qpack::Error::HeaderListTooLarge) => {
+                                native_answer = Some(431);
+                                return Ok(());
+                            }
+                            Err(_) => {
+                                return Err(H3Error::connection(QPACK_DECOMPRESSION_FAILED, "QPACK decoding failed"));
+                            }
+                        };
                         let h = validate_request(lines)?;
                         if panic_path.is_some() && h.path.as_deref() == panic_path {
                             panic!("fault injection: request for the configured panic path");
