@@ -86,3 +86,64 @@ describe('CLI (node dist/cli.js)', function () {
     }
   });
 });
+
+describe('CLI identity errors and signals', function () {
+  this.timeout(30000);
+
+  it('an unreadable certificate, a non-PEM file, and a key that does not match end with a one-line error', async () => {
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3-identity-'));
+    const crypto = await import('node:crypto');
+    const other = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' });
+    fs.writeFileSync(path.join(dir, 'other-key.pem'), other);
+    fs.writeFileSync(path.join(dir, 'junk.pem'), 'not a certificate');
+    const cert = path.resolve(__dirname, '..', 'certs', 'demo-cert.pem');
+    const cases: [string[], RegExp][] = [
+      [['--cert', path.join(dir, 'missing.pem'), '--key', path.join(dir, 'other-key.pem')], /cannot read certificate .*missing\.pem: ENOENT/],
+      [['--cert', path.join(dir, 'junk.pem'), '--key', path.join(dir, 'other-key.pem')], /is not a PEM X\.509 certificate/],
+      [['--cert', cert, '--key', path.join(dir, 'other-key.pem')], /does not match certificate/],
+      [['--cert', cert], /--cert and --key must be given together/],
+    ];
+    try {
+      for (const [args, pattern] of cases) {
+        const { code, stderr } = await runCli(['--profile', 'a', '--port', '0', ...args]);
+        assert.notEqual(code, 0, args.join(' '));
+        const lines = stderr.trim().split('\n');
+        assert.match(lines[0], pattern);
+        assert.equal(lines.length, 2, stderr);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('SIGTERM closes gracefully and exits 0 within 5 s', async () => {
+    const cli = await startCli(['--profile', 'a']);
+    await runClient(cli.port, { requests: [{ path: '/login' }], close: null });
+    const started = Date.now();
+    const code = await cli.stop();
+    assert.equal(code, 0);
+    assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+  });
+
+  it('a second signal exits at once, even with a request in flight', async () => {
+    const cli = await startCli(['--profile', 'c']);
+    // A slow upload keeps a request in flight, so the first signal's graceful close waits.
+    const upload = runClient(cli.port, {
+      timeout: 3,
+      requests: [{ method: 'POST', path: '/', body_chunks_b64: Array(20).fill(Buffer.from('x').toString('base64')), chunk_delay_ms: 200 }],
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    const exited = new Promise<number | null>((r) => cli.child.once('exit', (code) => r(code)));
+    const started = Date.now();
+    cli.child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 100));
+    cli.child.kill('SIGINT');
+    const code = await exited;
+    assert.notEqual(code, 0);
+    assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`);
+    await upload.catch(() => undefined);
+  });
+});
