@@ -1,0 +1,174 @@
+// HTTP/3 load client for the benchmarks, on quic-go (a stack independent of
+// quiche). It runs N connections with M concurrent streams each, for a fixed
+// request count or a duration, or one fresh connection per request to time
+// the handshake, and prints one JSON object with req/s, latency
+// percentiles, errors and timeouts.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+)
+
+type result struct {
+	Requests  int64            `json:"requests"`
+	Errors    int64            `json:"errors"`
+	Timeouts  int64            `json:"timeouts"`
+	Seconds   float64          `json:"seconds"`
+	RPS       float64          `json:"rps"`
+	P50ms     float64          `json:"p50_ms"`
+	P90ms     float64          `json:"p90_ms"`
+	P99ms     float64          `json:"p99_ms"`
+	Statuses  map[string]int64 `json:"statuses"`
+	Mode      string           `json:"mode"`
+	Conns     int              `json:"conns"`
+	Streams   int              `json:"streams"`
+	BodyBytes int              `json:"body_bytes"`
+}
+
+func newTransport() *http3.Transport {
+	return &http3.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{http3.NextProtoH3}},
+		QUICConfig:      &quic.Config{MaxIdleTimeout: 30 * time.Second},
+	}
+}
+
+func main() {
+	url := flag.String("url", "https://127.0.0.1:4433/login", "target URL")
+	method := flag.String("method", "GET", "request method")
+	bodySize := flag.Int("body", 0, "request body size in bytes")
+	conns := flag.Int("conns", 1, "connections")
+	streams := flag.Int("streams", 1, "concurrent streams per connection")
+	requests := flag.Int64("requests", 1000, "total requests (ignored with -duration)")
+	duration := flag.Duration("duration", 0, "run for this long instead of a request count")
+	fresh := flag.Bool("fresh", false, "one new connection per request, sequential (time to first byte)")
+	timeout := flag.Duration("timeout", 5*time.Second, "per-request timeout")
+	flag.Parse()
+
+	body := bytes.Repeat([]byte("x"), *bodySize)
+	var done, errs, timeouts atomic.Int64
+	var mu sync.Mutex
+	latencies := make([]time.Duration, 0, 1<<16)
+	statuses := map[string]int64{}
+
+	record := func(lat time.Duration, status int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if ctxErr, ok := err.(interface{ Timeout() bool }); ok && ctxErr.Timeout() {
+				timeouts.Add(1)
+			} else {
+				errs.Add(1)
+			}
+			return
+		}
+		latencies = append(latencies, lat)
+		statuses[fmt.Sprint(status)]++
+	}
+
+	one := func(client *http.Client) {
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		defer cancel()
+		var rd io.Reader
+		if len(body) > 0 {
+			rd = bytes.NewReader(body)
+		}
+		req, _ := http.NewRequestWithContext(ctx, *method, *url, rd)
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			record(0, 0, err)
+			return
+		}
+		// Latency is to the first byte of the response (headers received).
+		lat := time.Since(start)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		record(lat, resp.StatusCode, nil)
+	}
+
+	start := time.Now()
+	deadline := time.Time{}
+	if *duration > 0 {
+		deadline = start.Add(*duration)
+	}
+	more := func() bool {
+		if !deadline.IsZero() {
+			return time.Now().Before(deadline)
+		}
+		return done.Add(1) <= *requests
+	}
+
+	mode := "warm"
+	if *fresh {
+		mode = "fresh"
+		for more() {
+			tr := newTransport()
+			one(&http.Client{Transport: tr})
+			tr.Close()
+		}
+	} else {
+		var wg sync.WaitGroup
+		clients := make([]*http.Client, *conns)
+		for c := range clients {
+			tr := newTransport()
+			defer tr.Close()
+			clients[c] = &http.Client{Transport: tr}
+			// Warm each connection so handshakes stay out of the measurement.
+			one(clients[c])
+		}
+		mu.Lock()
+		latencies = latencies[:0]
+		statuses = map[string]int64{}
+		mu.Unlock()
+		errs.Store(0)
+		timeouts.Store(0)
+		start = time.Now()
+		if *duration > 0 {
+			deadline = start.Add(*duration)
+		}
+		for _, client := range clients {
+			for s := 0; s < *streams; s++ {
+				wg.Add(1)
+				go func(client *http.Client) {
+					defer wg.Done()
+					for more() {
+						one(client)
+					}
+				}(client)
+			}
+		}
+		wg.Wait()
+	}
+	elapsed := time.Since(start).Seconds()
+
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	pct := func(p float64) float64 {
+		if len(latencies) == 0 {
+			return 0
+		}
+		i := int(p * float64(len(latencies)-1))
+		return float64(latencies[i].Microseconds()) / 1000
+	}
+	n := int64(len(latencies))
+	out := result{
+		Requests: n, Errors: errs.Load(), Timeouts: timeouts.Load(), Seconds: elapsed,
+		RPS: float64(n) / elapsed, P50ms: pct(0.5), P90ms: pct(0.9), P99ms: pct(0.99),
+		Statuses: statuses, Mode: mode, Conns: *conns, Streams: *streams, BodyBytes: *bodySize,
+	}
+	json.NewEncoder(os.Stdout).Encode(out)
+}
