@@ -46,14 +46,17 @@ export function renderPage(config: PageConfig): string {
   .tile { background:var(--panel); border:1px solid var(--line); border-radius:12px; padding:12px 14px; }
   .tile .label { color:var(--muted); font-size:12px; display:flex; align-items:center; gap:6px; }
   .tile .label i { width:9px; height:9px; border-radius:2px; display:inline-block; }
+  .tile .label i.dash { width:14px; height:0; border-radius:0; border-top:2px dashed currentColor; }
   .tile .value { font-size:26px; font-weight:650; font-variant-numeric:tabular-nums; margin-top:2px; }
   .tile .value small { font-size:13px; color:var(--muted); font-weight:450; }
-  .grid { display:grid; grid-template-columns: 2fr 1fr; gap:16px; }
+  .grid { display:grid; grid-template-columns: minmax(0, 1.7fr) minmax(0, 1fr); gap:16px; }
   canvas { width:100%; height:260px; display:block; }
   h2 { font-size:13px; text-transform:uppercase; letter-spacing:.08em; color:var(--muted); margin:0 0 10px; font-weight:600; }
-  #log { font:12px/1.55 ui-monospace, "SFMono-Regular", Menlo, monospace; height:260px; overflow:auto; margin:0; white-space:pre-wrap; color:#cbd5e1; }
+  #log { font:12px/1.7 ui-monospace, "SFMono-Regular", Menlo, monospace; height:260px; overflow:auto; margin:0; color:#cbd5e1; }
+  #log div { white-space:nowrap; overflow:hidden; text-overflow:ellipsis; }
+  #log time { color:#64748b; margin-right:8px; }
   #log .ok { color:#86efac; } #log .err { color:#fca5a5; }
-  footer { color:var(--muted); font-size:12px; margin-top:14px; }
+  footer { color:var(--muted); font-size:12px; margin-top:14px; line-height:1.9; }
   code { background:#1d2a47; padding:1px 5px; border-radius:4px; }
 </style>
 </head>
@@ -71,8 +74,8 @@ export function renderPage(config: PageConfig): string {
     <button id="close" class="danger" disabled>Close session</button>
   </div>
   <div class="tiles">
-    <div class="tile"><div class="label"><i style="background:var(--s1)"></i>sessions open</div><div class="value" id="t-sessions">–</div></div>
-    <div class="tile"><div class="label"><i style="background:var(--s2)"></i>peer streams open</div><div class="value" id="t-streams">–</div></div>
+    <div class="tile"><div class="label"><i class="dash" style="color:var(--s1)"></i>sessions open</div><div class="value" id="t-sessions">–</div></div>
+    <div class="tile"><div class="label"><i class="dash" style="color:var(--s2)"></i>peer streams open</div><div class="value" id="t-streams">–</div></div>
     <div class="tile"><div class="label"><i style="background:var(--s3)"></i>sessions ever</div><div class="value" id="t-usage-sessions">–</div></div>
     <div class="tile"><div class="label"><i style="background:var(--s4)"></i>streams ever</div><div class="value" id="t-usage-streams">–</div></div>
     <div class="tile"><div class="label"><i style="background:var(--s5)"></i>datagrams ever</div><div class="value" id="t-usage-datagrams">–</div></div>
@@ -81,8 +84,8 @@ export function renderPage(config: PageConfig): string {
     <div class="panel"><h2>/stats over time</h2><canvas id="chart" width="640" height="260"></canvas></div>
     <div class="panel"><h2>activity</h2><pre id="log"></pre></div>
   </div>
-  <footer>WebTransport to <code id="target"></code>. Chromium needs the flags the server printed:
-    <code id="flags"></code></footer>
+  <footer>WebTransport to <code id="target"></code> · counters from the server's <code>/stats</code>, every 0.5 s<br>
+    Chromium flags for this server: <code id="flags"></code></footer>
 </main>
 <script>
 const CONFIG = ${json};
@@ -108,11 +111,19 @@ let streamNo = 0;
 
 function log(text, cls) {
   const line = document.createElement('div');
-  line.textContent = new Date().toLocaleTimeString() + '  ' + text;
+  const time = document.createElement('time');
+  time.textContent = new Date().toLocaleTimeString('en-GB');
+  line.append(time, text);
+  line.title = text;
   if (cls) line.className = cls;
   $('log').appendChild(line);
   $('log').scrollTop = $('log').scrollHeight;
+  return line;
 }
+
+// Datagram echoes are counted on one line per burst rather than a line each.
+let echoLine = null;
+let echoCount = 0;
 
 function setSession(state, text) {
   $('dot').className = 'dot' + (state === 'open' ? ' open' : state === 'error' ? ' error' : '');
@@ -137,7 +148,7 @@ async function watchIncoming(session) {
   for (;;) {
     const { value, done } = await incoming.read();
     if (done) return;
-    readAll(value).then((text) => log('uni answer on a server stream: "' + text + '"', 'ok'));
+    readAll(value).then((text) => log('uni answer: "' + text + '"', 'ok'));
   }
 }
 
@@ -147,7 +158,10 @@ async function watchDatagrams(session) {
     const { value, done } = await reader.read();
     if (done) return;
     document.body.dataset.echoedDatagrams = String(Number(document.body.dataset.echoedDatagrams || 0) + 1);
-    log('datagram echoed: "' + dec.decode(value) + '"', 'ok');
+    echoCount += 1;
+    const text = 'datagrams echoed: ' + echoCount + ' of 10';
+    if (echoLine && echoLine === $('log').lastElementChild) echoLine.lastChild.textContent = text;
+    else echoLine = log(text, 'ok');
   }
 }
 
@@ -167,7 +181,7 @@ $('open').onclick = () => action('open session', async () => {
   try { await session.ready; } catch (e) { setSession('error', 'cannot connect'); throw e; }
   wt = session;
   setSession('open', 'session open · ' + url);
-  log('session open to ' + url, 'ok');
+  log('session open', 'ok');
   watchIncoming(session).catch(() => {});
   watchDatagrams(session).catch(() => {});
 });
@@ -179,7 +193,7 @@ $('bidi').onclick = () => action('bidirectional stream', async () => {
   await w.write(enc.encode('bidi #' + n));
   await w.close();
   const echo = await readAll(s.readable);
-  log('bidi stream echoed: "' + echo + '"', 'ok');
+  log('bidi echo: "' + echo + '"', 'ok');
 });
 
 $('uni').onclick = () => action('unidirectional stream', async () => {
@@ -188,14 +202,16 @@ $('uni').onclick = () => action('unidirectional stream', async () => {
   const w = s.getWriter();
   await w.write(enc.encode('uni #' + n));
   await w.close();
-  log('uni stream sent: "uni #' + n + '"');
+  log('uni sent: "uni #' + n + '"');
 });
 
 $('dgram').onclick = () => action('datagrams', async () => {
   const w = wt.datagrams.writable.getWriter();
+  echoCount = 0;
+  echoLine = null;
+  log('sending 10 datagrams');
   for (let i = 1; i <= 10; i++) await w.write(enc.encode('datagram ' + i));
   w.releaseLock();
-  log('10 datagrams sent');
 });
 
 $('close').onclick = () => action('close session', async () => {
@@ -209,13 +225,15 @@ $('close').onclick = () => action('close session', async () => {
 
 // ---- /stats, polled from this page's origin, as tiles and a chart ----
 const SERIES = [
-  { key: (d) => d.occupancy.sessions, color: '#38bdf8', label: 'sessions open' },
-  { key: (d) => d.occupancy.peer_streams, color: '#a78bfa', label: 'peer streams open' },
+  // Drawn in this order: totals solid, then what is open now dashed on top.
   { key: (d) => d.usage.sessions, color: '#34d399', label: 'sessions ever' },
   { key: (d) => d.usage.streams, color: '#fbbf24', label: 'streams ever' },
   { key: (d) => d.usage.datagrams, color: '#f472b6', label: 'datagrams ever' },
+  { key: (d) => d.occupancy.sessions, color: '#38bdf8', label: 'sessions open', dash: [6, 4] },
+  { key: (d) => d.occupancy.peer_streams, color: '#a78bfa', label: 'peer streams open', dash: [6, 4] },
 ];
 const WINDOW_MS = 60000;
+const MIN_SPAN_MS = 10000;
 const history = [];
 
 function showTiles(d) {
@@ -236,11 +254,14 @@ function draw() {
   g.clearRect(0, 0, w, h);
   const left = 34, right = 8, top = 8, bottom = 22;
   const now = Date.now();
+  // The time axis grows with the history up to a minute, so a fresh page
+  // does not squeeze its first seconds into a corner.
+  const span = history.length ? Math.min(WINDOW_MS, Math.max(MIN_SPAN_MS, now - history[0].t)) : MIN_SPAN_MS;
   let max = 4;
   for (const p of history) for (const s of SERIES) max = Math.max(max, s.key(p.doc));
   const step = Math.pow(10, Math.floor(Math.log10(max)));
   max = Math.ceil(max / step) * step;
-  const x = (t) => left + (w - left - right) * (1 - (now - t) / WINDOW_MS);
+  const x = (t) => left + (w - left - right) * (1 - (now - t) / span);
   const y = (v) => top + (h - top - bottom) * (1 - v / max);
   g.font = '11px system-ui, sans-serif';
   g.fillStyle = '#8a9bb8';
@@ -251,10 +272,14 @@ function draw() {
     g.beginPath(); g.moveTo(left, y(v)); g.lineTo(w - right, y(v)); g.stroke();
     g.fillText(String(Math.round(v)), 4, y(v) + 4);
   }
-  for (let s = 0; s <= 60; s += 15) g.fillText(s === 0 ? 'now' : '-' + s + ' s', x(now - s * 1000) - (s === 0 ? 22 : 12), h - 6);
+  const tick = span > 30000 ? 15 : span > 15000 ? 5 : 2;
+  for (let s = 0; s * 1000 <= span; s += tick) g.fillText(s === 0 ? 'now' : '-' + s + ' s', x(now - s * 1000) - (s === 0 ? 22 : 12), h - 6);
+  g.save();
+  g.beginPath(); g.rect(left, 0, w - left - right + 1, h); g.clip();
   for (const s of SERIES) {
     g.strokeStyle = s.color;
     g.lineWidth = 2;
+    g.setLineDash(s.dash || []);
     g.beginPath();
     history.forEach((p, i) => {
       const px = x(p.t), py = y(s.key(p.doc));
@@ -264,6 +289,7 @@ function draw() {
     if (history.length) g.lineTo(x(now), y(s.key(history[history.length - 1].doc)));
     g.stroke();
   }
+  g.restore();
 }
 
 async function poll() {
