@@ -81,7 +81,11 @@ async function main(argv: string[]): Promise<void> {
     `${NAME}: chromium flags: --origin-to-force-quic-on=localhost:${addr.port} --ignore-certificate-errors-spki-list=${spki}`,
   );
   if (metrics) logger.info(`${NAME}: Prometheus metrics at ${metrics.url}`);
-  if (demoPage) logger.info(`${NAME}: Profile B demo page at ${demoPage.url} (open it in Chromium started with the flags above, for 127.0.0.1:${addr.port})`);
+  if (demoPage) {
+    logger.info(
+      `${NAME}: Profile B demo page at ${demoPage.url} ; open it with: chromium --origin-to-force-quic-on=127.0.0.1:${addr.port} --ignore-certificate-errors-spki-list=${spki} ${demoPage.url}`,
+    );
+  }
   if (opts.qlogDir) logger.info(`${NAME}: writing one qlog file per connection to ${opts.qlogDir}`);
   if (process.env.SSLKEYLOGFILE) logger.warn(`${NAME}: TLS key log on: secrets are appended to ${process.env.SSLKEYLOGFILE} (SSLKEYLOGFILE)`);
   if (server.identity.isDemo) {

@@ -8,7 +8,7 @@ export interface Logger {
   error(message: string): void;
   warn(message: string): void;
   info(message: string): void;
-  /** Optional: only verbose loggers print debug lines. */
+  /** Present only on verbose loggers; call it as `logger.debug?.(...)`. */
   debug?(message: string): void;
 }
 
@@ -38,12 +38,15 @@ export function createLogger(
       write(`${message.replace(/\r?\n/g, ' | ')}\n`);
     }
   };
-  return {
+  const logger: Logger = {
     error: (m) => line('error', m),
     warn: (m) => line('warn', m),
     info: (m) => line('info', m),
-    debug: (m) => line('debug', m),
   };
+  // Only a verbose logger has debug(): callers write `logger.debug?.(...)`,
+  // which then skips building the message at all.
+  if (threshold >= RANK.debug) logger.debug = (m) => line('debug', m);
+  return logger;
 }
 
 export const stderrLogger: Logger = createLogger();
