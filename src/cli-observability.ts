@@ -33,7 +33,8 @@ export function addObservabilityOptions(program: Command): Command {
     .option('--qlog-dir <dir>', 'write one qlog file (JSON-SEQ, <server CID>.sqlog) per connection here')
     .option('--metrics-port <integer>', 'serve Prometheus metrics at http://<metrics-host>:<port>/metrics (off by default)', parseTcpPort)
     .option('--metrics-host <address>', 'address for the metrics endpoint', '127.0.0.1')
-    .option('--demo-page <port>', 'with --profile b: serve a live WebTransport page at http://127.0.0.1:<port>/', parseTcpPort);
+    .option('--demo-page <port>', 'with --profile b: serve a live WebTransport page at http://127.0.0.1:<port>/', parseTcpPort)
+    .addHelpText('after', '\nEnvironment:\n  SSLKEYLOGFILE=<path>      append TLS secrets (NSS key log format) for Wireshark/tshark');
 }
 
 /** Checks combinations; returns a one-line error or undefined. */
