@@ -4,9 +4,11 @@
 #                               its bindings with bindgen (libclang).
 #   python3-venv:               the aioquic test client's virtualenv.
 #   chromium:                   the real-browser tests (driven by playwright-core).
+#   tshark:                     the TLS key-log test captures loopback traffic (dumpcap)
+#                               and decrypts it; preseeded to skip the setuid question.
 set -euo pipefail
 
-packages=(cmake clang libclang-dev python3-venv chromium chromium-driver)
+packages=(cmake clang libclang-dev python3-venv chromium chromium-driver tshark)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -15,6 +17,7 @@ if ((${#missing[@]})); then
   SUDO=""
   [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
+  echo 'wireshark-common wireshark-common/install-setuid boolean false' | $SUDO debconf-set-selections
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

@@ -3,10 +3,18 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createServer } from './server';
 import { PROFILES } from './profiles';
-import { stderrLogger } from './log';
+import {
+  addObservabilityOptions,
+  checkObservability,
+  loggerFor,
+  ObservabilityOptions,
+  serverOptionsFor,
+  startAfterListen,
+  startBeforeListen,
+} from './cli-observability';
 
 const NAME = 'h3-demo-server';
-const USAGE = `usage: ${NAME} [--profile ${Object.keys(PROFILES).join('|')}] [--port <integer>] [--host <address>] [--cert <path> --key <path>]  (--help for details)`;
+const USAGE = `usage: ${NAME} [--profile ${Object.keys(PROFILES).join('|')}] [--port <integer>] [--host <address>] [--cert <path> --key <path>] [--log-format text|json] [--quiet|--verbose] [--qlog-dir <dir>] [--metrics-port <port>] [--demo-page <port>]  (--help for details)`;
 
 function parsePort(value: string): number {
   if (!/^[0-9]+$/.test(value) || Number(value) > 65535) {
@@ -33,28 +41,35 @@ async function main(argv: string[]): Promise<void> {
     .option('--port <integer>', 'UDP port to listen on, 0-65535 (0 picks a free port)', parsePort, 4433)
     .option('--host <address>', 'local address to bind (IPv4 or IPv6)', '0.0.0.0')
     .option('--cert <path>', 'PEM certificate chain (default: the public demo certificate in certs/)')
-    .option('--key <path>', 'PEM private key matching --cert (default: the public demo key)')
+    .option('--key <path>', 'PEM private key matching --cert (default: the public demo key)');
+  addObservabilityOptions(program)
     .allowExcessArguments(false)
     .configureOutput({ outputError: (str, write) => write(str) })
     .showHelpAfterError(USAGE)
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
   program.parse(argv);
-  const opts = program.opts<{ profile: string; port: number; host: string; cert?: string; key?: string }>();
+  const opts = program.opts<{ profile: string; port: number; host: string; cert?: string; key?: string } & ObservabilityOptions>();
   if ((opts.cert === undefined) !== (opts.key === undefined)) fail('--cert and --key must be given together');
+  const combination = checkObservability(opts, opts.profile);
+  if (combination) fail(combination);
 
-  const logger = stderrLogger;
+  const logger = loggerFor(opts);
   const profile = PROFILES[opts.profile];
-  const { options, handler, attach } = profile.create(logger);
+  const { options, handler, attach, stats } = profile.create(logger);
   let server;
   try {
-    server = createServer({ ...options, cert: opts.cert, key: opts.key, logger }, handler);
+    server = createServer({ ...options, ...serverOptionsFor(opts), cert: opts.cert, key: opts.key, logger }, handler);
   } catch (e) {
     return fail((e as Error).message);
   }
   attach?.(server);
   let addr;
+  let metrics;
+  let demoPage;
   try {
+    metrics = await startBeforeListen(server, opts, options.webtransport ?? false);
     addr = await server.listen(opts.port, opts.host);
+    demoPage = await startAfterListen(server, opts, addr.port, stats);
   } catch (e) {
     return fail((e as Error).message);
   }
@@ -65,6 +80,14 @@ async function main(argv: string[]): Promise<void> {
   logger.info(
     `${NAME}: chromium flags: --origin-to-force-quic-on=localhost:${addr.port} --ignore-certificate-errors-spki-list=${spki}`,
   );
+  if (metrics) logger.info(`${NAME}: Prometheus metrics at ${metrics.url}`);
+  if (demoPage) {
+    logger.info(
+      `${NAME}: Profile B demo page at ${demoPage.url} ; open it with: chromium --origin-to-force-quic-on=127.0.0.1:${addr.port} --ignore-certificate-errors-spki-list=${spki} ${demoPage.url}`,
+    );
+  }
+  if (opts.qlogDir) logger.info(`${NAME}: writing one qlog file per connection to ${opts.qlogDir}`);
+  if (process.env.SSLKEYLOGFILE) logger.warn(`${NAME}: TLS key log on: secrets are appended to ${process.env.SSLKEYLOGFILE} (SSLKEYLOGFILE)`);
   if (server.identity.isDemo) {
     logger.warn(`${NAME}: WARNING: demo identity in use; its private key is public. Never use it in production.`);
   }

@@ -56,6 +56,15 @@ export interface ServerOptions {
    * datagrams echoed. Session events are emitted on the server.
    */
   webtransport?: boolean;
+  /**
+   * Append TLS secrets in NSS key-log format to this file, so Wireshark or
+   * tshark can decrypt captures. Defaults to the SSLKEYLOGFILE environment
+   * variable (the convention curl, Chromium and quic-go follow); `false`
+   * turns it off whatever the environment says.
+   */
+  keyLogFile?: string | false;
+  /** Write one qlog (JSON-SEQ, `<server CID>.sqlog`) file per connection into this directory. */
+  qlogDir?: string;
 }
 
 export interface WebTransportSessionInfo {
@@ -113,6 +122,8 @@ export interface Http3Server {
   on(event: 'connectionClose', listener: (info: ConnectionCloseInfo) => void): this;
   on(event: 'requestAborted', listener: (req: H3Request, code: number) => void): this;
   on(event: 'close', listener: () => void): this;
+  /** A handler's response was handed to the native core (for metrics and logs). */
+  on(event: 'response', listener: (req: H3Request, status: number) => void): this;
   on(event: 'webtransportSession', listener: (s: WebTransportSessionInfo) => void): this;
   on(event: 'webtransportSessionClose', listener: (s: WebTransportSessionInfo & { code: number }) => void): this;
   /** A client stream joined a session (it counts as open until 'webtransportStreamClose'). */
@@ -172,6 +183,8 @@ export class Http3Server extends EventEmitter implements EventSink {
           // panics inside the native core.
           panicOnPath: process.env.H3_NODE_FAULT_PANIC_PATH,
           webtransport: this.options.webtransport ?? false,
+          keylogPath: keyLogPath(this.options.keyLogFile),
+          qlogDir: this.options.qlogDir,
         },
         (batch) => this.onBatch(batch),
       );
@@ -201,6 +214,8 @@ export class Http3Server extends EventEmitter implements EventSink {
         bodyBytesRead: 0,
         connectionsAccepted: 0,
         connectionsOpen: 0,
+        handshakeFailures: 0,
+        udpBytesSent: 0,
       }
     );
   }
@@ -325,7 +340,10 @@ export class Http3Server extends EventEmitter implements EventSink {
 
   private send(conn: number, stream: number, status: number, fields: string[], body: Buffer): void {
     const streams = this.exchanges.get(conn);
-    if (!streams?.delete(stream)) return; // aborted by the client, or the connection is gone
+    const ex = streams?.get(stream);
+    if (!ex || !streams!.delete(stream)) return; // aborted by the client, or the connection is gone
+    this.emit('response', ex.req, status);
+    this.logger.debug?.(`response ${status} to ${ex.req.method} ${ex.req.path} (connection ${conn})`);
     this.commands.respond(conn, stream, status, fields, body);
     this.scheduleFlush();
   }
@@ -343,6 +361,7 @@ export class Http3Server extends EventEmitter implements EventSink {
 
   /** @internal */
   onConnOpen(conn: number, peer: string, cid: string): void {
+    this.logger.debug?.(`connection open: cid=${cid} peer=${peer}`);
     this.emit('connection', { id: conn, peer, cid } satisfies ConnectionInfo);
   }
 
@@ -364,6 +383,10 @@ export class Http3Server extends EventEmitter implements EventSink {
           `error_code=0x${info.errorCode.toString(16)} (${info.isApplication ? 'application' : 'transport'}) ` +
           `reason=${JSON.stringify(info.reason)}`,
       );
+    } else {
+      this.logger.debug?.(
+        `connection closed (${info.initiator}): cid=${info.cid} peer=${info.peer} error_code=0x${info.errorCode.toString(16)}`,
+      );
     }
     this.emit('connectionClose', info);
   }
@@ -372,6 +395,7 @@ export class Http3Server extends EventEmitter implements EventSink {
   onLog(level: number, message: string): void {
     if (level === LogLevel.Error) this.logger.error(message);
     else if (level === LogLevel.Warn) this.logger.warn(message);
+    else if (level === LogLevel.Debug) this.logger.debug?.(message);
     else this.logger.info(message);
   }
 
@@ -419,4 +443,10 @@ export function createServer(options?: ServerOptions, handler?: RequestHandler):
 export function createServer(handler?: RequestHandler): Http3Server;
 export function createServer(a?: ServerOptions | RequestHandler, b?: RequestHandler): Http3Server {
   return typeof a === 'function' ? new Http3Server({}, a) : new Http3Server(a, b);
+}
+
+/** The key-log path: the option, else SSLKEYLOGFILE; empty or `false` is off. */
+function keyLogPath(option: string | false | undefined): string | undefined {
+  const p = option === undefined ? process.env.SSLKEYLOGFILE : option;
+  return p ? p : undefined;
 }

@@ -22,6 +22,10 @@ pub struct Options {
     pub stream_window: u64,
     pub panic_on_path: Option<String>,
     pub webtransport: bool,
+    /// Append TLS secrets here in NSS key-log format (SSLKEYLOGFILE).
+    pub keylog_path: Option<String>,
+    /// Write one qlog file per connection into this directory.
+    pub qlog_dir: Option<String>,
 }
 
 pub const DEFAULT_BODY_WINDOW: usize = 16 * 1024;
@@ -65,6 +69,9 @@ impl Options {
         // RFC 9221 DATAGRAM support: advertised through max_datagram_frame_size,
         // with bounded queues in both directions.
         c.enable_dgram(true, 1024, 1024);
+        if self.keylog_path.is_some() {
+            c.log_keys();
+        }
         Ok(c)
     }
 }

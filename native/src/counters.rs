@@ -17,6 +17,11 @@ pub struct Counters {
     pub wt_sessions_open: AtomicU64,
     pub wt_peer_streams_open: AtomicU64,
     pub wt_datagrams_received: AtomicU64,
+    /// Connections that closed before their handshake completed (TLS alert,
+    /// no common ALPN, handshake timeout, peer gave up).
+    pub handshake_failures: AtomicU64,
+    /// UDP payload bytes handed to the kernel.
+    pub udp_bytes_sent: AtomicU64,
 }
 
 impl Counters {

@@ -11,6 +11,8 @@ pub mod boundary;
 pub mod config;
 pub mod counters;
 pub mod h3;
+pub mod keylog;
+pub mod qlog;
 pub mod server;
 pub mod varint;
 
@@ -43,6 +45,10 @@ pub struct NativeOptions {
     pub panic_on_path: Option<String>,
     /// Serve WebTransport sessions (extended CONNECT, HTTP datagrams).
     pub webtransport: Option<bool>,
+    /// NSS key-log file for TLS secrets (the SSLKEYLOGFILE convention).
+    pub keylog_path: Option<String>,
+    /// Directory for one qlog (JSON-SEQ) file per connection.
+    pub qlog_dir: Option<String>,
 }
 
 #[napi(object)]
@@ -85,6 +91,8 @@ pub struct NativeCounters {
     pub body_bytes_read: f64,
     pub connections_accepted: f64,
     pub connections_open: f64,
+    pub handshake_failures: f64,
+    pub udp_bytes_sent: f64,
 }
 
 #[napi]
@@ -116,6 +124,8 @@ pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<Native
         stream_window: u64::from(options.stream_window.unwrap_or(256 * 1024)),
         panic_on_path: options.panic_on_path,
         webtransport: options.webtransport.unwrap_or(false),
+        keylog_path: options.keylog_path,
+        qlog_dir: options.qlog_dir,
     };
     let sink: server::Sink = Box::new(move |batch: Vec<u8>| {
         on_events.call(Buffer::from(batch), ThreadsafeFunctionCallMode::NonBlocking);
@@ -180,6 +190,8 @@ impl NativeServer {
             body_bytes_read: C::get(&c.body_bytes_read) as f64,
             connections_accepted: C::get(&c.connections_accepted) as f64,
             connections_open: C::get(&c.connections_open) as f64,
+            handshake_failures: C::get(&c.handshake_failures) as f64,
+            udp_bytes_sent: C::get(&c.udp_bytes_sent) as f64,
         }
     }
 

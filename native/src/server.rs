@@ -99,6 +99,8 @@ pub struct Server {
     blocked: Vec<(Vec<u8>, SocketAddr, Option<usize>)>,
     socket_may_have_more: bool,
     drain_started: Option<Instant>,
+    keylog: Option<crate::keylog::KeyLog>,
+    qlog: Option<crate::qlog::QlogDir>,
 }
 
 pub struct Bound {
@@ -133,6 +135,8 @@ impl Server {
     /// that a port in use or a bad key fails `listen` synchronously.
     pub fn bind(options: Options, sink: Sink) -> Result<Bound, String> {
         let config = options.quiche_config()?;
+        let keylog = options.keylog_path.as_deref().map(crate::keylog::KeyLog::open).transpose()?;
+        let qlog = options.qlog_dir.as_deref().map(crate::qlog::QlogDir::new).transpose()?;
         let addr: SocketAddr = format!("{}:{}", bracket(&options.host), options.port)
             .parse()
             .map_err(|_| format!("invalid host address: {}", options.host))?;
@@ -180,6 +184,8 @@ impl Server {
             blocked: Vec::new(),
             socket_may_have_more: true,
             drain_started: None,
+            keylog,
+            qlog,
         };
         Ok(Bound { server, shared, local })
     }
@@ -324,7 +330,16 @@ impl Server {
         let mut scid = [0u8; quiche::MAX_CONN_ID_LEN];
         getrandom::fill(&mut scid).ok()?;
         let scid_ref = quiche::ConnectionId::from_ref(&scid);
-        let quic = quiche::accept(&scid_ref, None, self.local, from, &mut self.config).ok()?;
+        let mut quic = quiche::accept(&scid_ref, None, self.local, from, &mut self.config).ok()?;
+        // Key log and qlog must be attached before the first packet is processed.
+        if let Some(k) = &self.keylog {
+            quic.set_keylog(k.writer());
+        }
+        if let Some(q) = &self.qlog {
+            if let Err(e) = q.attach(&mut quic, &hex(&scid), &from.to_string()) {
+                self.events.log(log_level::WARN, &e);
+            }
+        }
         let handle = self.next_handle;
         self.next_handle = self.next_handle.wrapping_add(1).max(1);
         let local_settings = LocalSettings {
@@ -544,6 +559,9 @@ impl Server {
             let Some(mut conn) = self.conns.remove(&h) else { continue };
             conn.h3.on_connection_closed(&mut self.events);
             Counters::sub(&self.shared.counters.connections_open, 1);
+            if !conn.quic.is_established() {
+                Counters::add(&self.shared.counters.handshake_failures, 1);
+            }
             for cid in &conn.cids {
                 self.cids.remove(cid);
             }
@@ -606,6 +624,7 @@ fn flush_run(
         return;
     }
     Counters::add(&counters.udp_datagrams_sent, run.count as u64);
+    Counters::add(&counters.udp_bytes_sent, run.len as u64);
     if run.count > 1 {
         Counters::add(&counters.udp_gso_sends, 1);
     }

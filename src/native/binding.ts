@@ -19,6 +19,8 @@ export interface NativeOptions {
   streamWindow?: number;
   panicOnPath?: string;
   webtransport?: boolean;
+  keylogPath?: string;
+  qlogDir?: string;
 }
 
 export interface NativeAddress {
@@ -36,6 +38,10 @@ export interface NativeCounters {
   bodyBytesRead: number;
   connectionsAccepted: number;
   connectionsOpen: number;
+  /** Connections closed before their handshake completed. */
+  handshakeFailures: number;
+  /** UDP payload bytes sent. */
+  udpBytesSent: number;
 }
 
 export interface NativeServer {

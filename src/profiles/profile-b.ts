@@ -27,6 +27,7 @@ export const profileB: ProfileDefinition = {
       options: { webtransport: true },
       handler: createProfileB(stats),
       attach: (server) => stats.attach(server),
+      stats,
     };
   },
 };

@@ -1,4 +1,5 @@
 import type { Logger } from '../log';
+import type { WebTransportStats } from '../webtransport-stats';
 import type { Http3Server, RequestHandler, ServerOptions } from '../server';
 
 /** A demo profile: the server options and handler it runs with. */
@@ -10,5 +11,7 @@ export interface ProfileDefinition {
     handler: RequestHandler;
     /** Hooks the profile into the server before it listens (event listeners). */
     attach?: (server: Http3Server) => void;
+    /** The WebTransport counters the profile reports (Profile B), for the demo page. */
+    stats?: WebTransportStats;
   };
 }

@@ -185,7 +185,8 @@ class Client(QuicConnectionProtocol):
 
 
 async def run(args, plan):
-    config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN)
+    # "alpn" in the plan overrides h3 (e.g. to provoke a failed handshake).
+    config = QuicConfiguration(is_client=True, alpn_protocols=plan.get("alpn", H3_ALPN))
     config.verify_mode = ssl.CERT_NONE
     config.server_name = "localhost"
     timeout = float(plan.get("timeout", 5.0))

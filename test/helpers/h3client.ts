@@ -27,6 +27,8 @@ export interface Plan {
   requests: PlannedRequest[];
   sequential?: boolean;
   close?: { error_code: number; reason: string } | null;
+  /** ALPN protocols offered instead of h3. */
+  alpn?: string[];
 }
 
 export interface H3Response {

@@ -1,0 +1,147 @@
+// Opt-in Prometheus metrics (`--metrics-port`): a plain HTTP/1.1 endpoint,
+// on localhost unless told otherwise, serving `/metrics` in the Prometheus
+// text format from prom-client. Every value is read when Prometheus scrapes:
+// native counters straight from the core, request statuses counted from the
+// server's 'response' events, Profile B's counters from a WebTransportStats
+// fed by the same events as `/stats`. A registry per endpoint, so several
+// servers in one process do not share series; Prometheus adds the
+// `instance` label that tells several processes apart.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Http3Server } from './server';
+import { WebTransportStats } from './webtransport-stats';
+
+export interface MetricsOptions {
+  /** TCP port of the endpoint; 0 picks a free one. */
+  port: number;
+  /** Address to bind; 127.0.0.1 by default, so metrics are not exposed to the network unless asked. */
+  host?: string;
+  /** Also export the WebTransport (Profile B) counters. */
+  webtransport?: boolean;
+}
+
+export interface MetricsEndpoint {
+  readonly registry: Registry;
+  readonly port: number;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** A counter whose value is read from elsewhere at scrape time. */
+function observedCounter(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
+}
+
+function observedGauge(registry: Registry, name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
+}
+
+/** Builds the registry for one server. Call before `server.listen()` so nothing is missed. */
+export function createMetricsRegistry(server: Http3Server, webtransport = false): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const c = () => server.counters();
+  observedGauge(registry, 'h3_connections_open', 'QUIC connections open now', () => c().connectionsOpen);
+  observedCounter(registry, 'h3_connections_total', 'QUIC connections accepted', () => c().connectionsAccepted);
+  observedCounter(
+    registry,
+    'h3_handshake_failures_total',
+    'connections closed before their handshake completed',
+    () => c().handshakeFailures,
+  );
+  observedCounter(registry, 'h3_bytes_received_total', 'UDP payload bytes received', () => c().udpBytesReceived);
+  observedCounter(registry, 'h3_bytes_sent_total', 'UDP payload bytes sent', () => c().udpBytesSent);
+  observedCounter(registry, 'h3_datagrams_received_total', 'UDP datagrams received', () => c().udpDatagramsReceived);
+  observedCounter(registry, 'h3_datagrams_sent_total', 'UDP datagrams sent', () => c().udpDatagramsSent);
+  const requests = new Counter({
+    name: 'h3_requests_total',
+    help: 'requests answered by handlers, by response status',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  server.on('response', (_req, status: number) => requests.inc({ status: String(status) }));
+
+  if (webtransport) {
+    const stats = new WebTransportStats().attach(server);
+    const s = () => stats.snapshot();
+    observedGauge(registry, 'h3_webtransport_sessions_open', 'WebTransport sessions open now', () => s().occupancy.sessions);
+    observedGauge(registry, 'h3_webtransport_sessions_cap', 'WebTransport sessions allowed at once', () => s().occupancy.sessions_cap);
+    observedGauge(
+      registry,
+      'h3_webtransport_peer_streams_open',
+      'client WebTransport streams open now',
+      () => s().occupancy.peer_streams,
+    );
+    observedGauge(
+      registry,
+      'h3_webtransport_peer_streams_cap',
+      'client WebTransport streams allowed at once',
+      () => s().occupancy.peer_streams_cap,
+    );
+    observedCounter(registry, 'h3_webtransport_sessions_total', 'WebTransport sessions established', () => s().usage.sessions);
+    observedCounter(registry, 'h3_webtransport_streams_total', 'client WebTransport streams offered', () => s().usage.streams);
+    observedCounter(
+      registry,
+      'h3_webtransport_datagrams_total',
+      'WebTransport datagrams received for open sessions',
+      () => s().usage.datagrams,
+    );
+  }
+  return registry;
+}
+
+/** Serves `GET /metrics` over HTTP/1.1; anything else is 404. */
+export function serveMetrics(registry: Registry, options: { port: number; host?: string }): Promise<MetricsEndpoint> {
+  const host = options.host ?? '127.0.0.1';
+  const httpServer = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found; metrics are at /metrics\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+      (e) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${(e as Error).message}\n`),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    httpServer.once('error', (e: NodeJS.ErrnoException) =>
+      reject(new Error(e.code === 'EADDRINUSE' ? `metrics port ${options.port} on ${host} is already in use` : `cannot serve metrics: ${e.message}`)),
+    );
+    httpServer.listen(options.port, host, () => {
+      const port = (httpServer.address() as AddressInfo).port;
+      const shown = host.includes(':') ? `[${host}]` : host;
+      resolve({
+        registry,
+        port,
+        url: `http://${shown}:${port}/metrics`,
+        close: () =>
+          new Promise<void>((r) => {
+            httpServer.close(() => r());
+            httpServer.closeAllConnections();
+          }),
+      });
+    });
+  });
+}
+
+/** Both steps: a registry for `server` and its endpoint. */
+export function startMetrics(server: Http3Server, options: MetricsOptions): Promise<MetricsEndpoint> {
+  return serveMetrics(createMetricsRegistry(server, options.webtransport), options);
+}

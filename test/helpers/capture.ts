@@ -1,0 +1,96 @@
+// Loopback packet capture with Wireshark's dumpcap and decoding with tshark
+// (Debian `tshark`, installed by scripts/setup-system.sh). Capturing on `lo`
+// needs root or the capture capabilities; CI runs as root.
+import { spawn, execFile, ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import path from 'node:path';
+import { PYTHON } from './h3client';
+
+const run = promisify(execFile);
+const QPACK_DECODE = path.resolve(__dirname, '..', 'clients', 'qpack_decode.py');
+
+export interface Capture {
+  stop(): Promise<void>;
+}
+
+/** Starts dumpcap on loopback for one UDP port; resolves once it is capturing. */
+export function startCapture(udpPort: number, file: string): Promise<Capture> {
+  return new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn('dumpcap', ['-i', 'lo', '-f', `udp port ${udpPort}`, '-w', file], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`dumpcap did not start capturing: ${err}`));
+    }, 10000);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot run dumpcap (apt-get install tshark): ${e.message}`));
+    });
+    child.stderr!.on('data', (d) => {
+      err += d;
+      if (/Capturing on/.test(err)) {
+        clearTimeout(timer);
+        resolve({
+          stop: () =>
+            new Promise<void>((done) => {
+              if (child.exitCode !== null) return done();
+              child.once('exit', () => done());
+              // SIGINT: dumpcap flushes and closes the file.
+              child.kill('SIGINT');
+            }),
+        });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (!/Capturing on/.test(err)) reject(new Error(`dumpcap exited ${code}: ${err}`));
+    });
+  });
+}
+
+export interface Http3Frame {
+  frame: number;
+  srcPort: number;
+  type: number;
+  payload: Buffer;
+}
+
+/** Every HTTP/3 frame tshark can see in the capture, with or without a TLS key log. */
+export async function http3Frames(file: string, udpPort: number, keyLog?: string): Promise<Http3Frame[]> {
+  const args = ['-r', file, '-d', `udp.port==${udpPort},quic`, '-Y', 'http3', '-T', 'fields', '-E', 'separator=/t'];
+  if (keyLog) args.push('-o', `tls.keylog_file:${keyLog}`);
+  args.push('-e', 'frame.number', '-e', 'udp.srcport', '-e', 'http3.frame_type', '-e', 'http3.frame_payload');
+  const { stdout } = await run('tshark', args, { maxBuffer: 64 << 20 });
+  const frames: Http3Frame[] = [];
+  for (const line of stdout.split('\n').filter(Boolean)) {
+    const [frame, src, types, payloads] = line.split('\t');
+    const t = (types ?? '').split(',').filter(Boolean);
+    const p = (payloads ?? '').split(',');
+    t.forEach((type, i) =>
+      frames.push({ frame: Number(frame), srcPort: Number(src), type: Number(type), payload: Buffer.from(p[i] ?? '', 'hex') }),
+    );
+  }
+  return frames;
+}
+
+/** Decodes QPACK field sections with pylsqpack (aioquic's QPACK). */
+export function decodeFieldSections(sections: Buffer[]): Promise<([string, string][] | { error: string })[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [QPACK_DECODE], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      try {
+        resolve(JSON.parse(out));
+      } catch {
+        reject(new Error(`qpack_decode.py exited ${code}: ${err}`));
+      }
+    });
+    child.stdin.end(JSON.stringify(sections.map((s) => s.toString('hex'))));
+  });
+}

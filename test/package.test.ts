@@ -1,0 +1,152 @@
+// The installable package: scripts/pack.sh (npm pack) makes a tarball that
+// installs into a fresh project with no Rust toolchain on PATH, carries the
+// prebuilt addon, serves HTTP/3 from the typed API and from its `bin`, and
+// type-checks against its .d.ts. npm fetches commander and prom-client from
+// the npm registry as for any install.
+import assert from 'node:assert/strict';
+import { execFile, spawn, spawnSync, ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { request } from './helpers/h3client';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..');
+
+// PATH without any directory that holds a Rust toolchain.
+const NO_RUST_PATH = (process.env.PATH ?? '')
+  .split(path.delimiter)
+  .filter((d) => d && !fs.existsSync(path.join(d, 'cargo')) && !fs.existsSync(path.join(d, 'rustc')))
+  .join(path.delimiter);
+const ENV = { ...process.env, PATH: NO_RUST_PATH, CARGO_HOME: '/nonexistent', RUSTUP_HOME: '/nonexistent' };
+
+/** Runs a child until its stderr or stdout matches; resolves with the match. */
+function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs = 15000): Promise<RegExpMatchArray> {
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}: ${out}`)), timeoutMs);
+    const on = (d: Buffer) => {
+      out += d;
+      const m = out.match(pattern);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child.stdout?.on('data', on);
+    child.stderr?.on('data', on);
+    child.on('exit', (code) => reject(new Error(`exited ${code} before ${pattern}: ${out}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+describe('installable package (npm pack -> npm install without Rust)', function () {
+  this.timeout(180000);
+  let dir: string;
+  let project: string;
+  let tarball: string;
+  const children: ChildProcess[] = [];
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3-package-'));
+    project = path.join(dir, 'app');
+    fs.mkdirSync(project);
+    const { stdout } = await run('bash', [path.join(ROOT, 'scripts', 'pack.sh'), dir], { cwd: ROOT });
+    tarball = stdout.trim().split('\n').at(-1)!;
+    assert.ok(fs.existsSync(tarball), tarball);
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
+    assert.notEqual(spawnSync('sh', ['-c', 'command -v cargo || command -v rustc'], { env: ENV }).status, 0, 'no Rust on PATH');
+    await run('npm', ['install', '--no-audit', '--no-fund', tarball], { cwd: project, env: ENV });
+  });
+  after(async () => {
+    await Promise.all(children.map(stop));
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('carries the prebuilt addon, the declarations, the demo identity, a bin entry and the Node engine range', async () => {
+    const pkgDir = path.join(project, 'node_modules', 'h3-node');
+    const pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
+    assert.equal(pkg.engines.node, '>=20.17.0');
+    assert.equal(pkg.bin['h3-demo-server'], 'dist/cli.js');
+    assert.equal(pkg.types, 'dist/index.d.ts');
+    const addon = fs.readdirSync(path.join(pkgDir, 'dist', 'native')).filter((f) => f.endsWith('.node'));
+    assert.deepEqual(addon, [`h3core.${process.platform}-${process.arch}-gnu.node`]);
+    for (const f of ['dist/index.d.ts', 'dist/server.d.ts', 'certs/demo-cert.pem', 'certs/demo-key.pem']) {
+      assert.ok(fs.existsSync(path.join(pkgDir, f)), f);
+    }
+    assert.ok(fs.existsSync(path.join(project, 'node_modules', '.bin', 'h3-demo-server')));
+    // Nothing from the source tree or the build rides along.
+    for (const f of ['src', 'native', 'target', 'test', 'Cargo.toml']) assert.ok(!fs.existsSync(path.join(pkgDir, f)), f);
+  });
+
+  it('a script using createServer from the installed package answers an HTTP/3 request (aioquic)', async () => {
+    fs.writeFileSync(
+      path.join(project, 'serve.js'),
+      `const { createServer } = require('h3-node');
+const server = createServer((req, res) => res.text(200, 'hello from the installed package: ' + req.path + '\\n'));
+server.listen(0, '127.0.0.1').then((a) => console.log('port=' + a.port));
+process.on('SIGTERM', () => server.close().then(() => process.exit(0)));
+`,
+    );
+    const child = spawn(process.execPath, ['serve.js'], { cwd: project, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    const port = Number((await waitFor(child, /port=(\d+)/))[1]);
+    const res = await request(port, { path: '/from-npm' });
+    assert.equal(res.status, 200);
+    assert.equal(res.body_text, 'hello from the installed package: /from-npm\n');
+    assert.equal(await stop(child), 0);
+  });
+
+  it('the bin entry runs the demo server (Profile A /login over HTTP/3)', async () => {
+    const bin = path.join(project, 'node_modules', '.bin', 'h3-demo-server');
+    const child = spawn(bin, ['--profile', 'a', '--port', '0', '--host', '127.0.0.1'], {
+      cwd: project,
+      env: ENV,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    const port = Number((await waitFor(child, /listening on udp 127\.0\.0\.1:(\d+)/))[1]);
+    const res = await request(port, { path: '/login' });
+    assert.equal(res.status, 200);
+    assert.equal(res.body_text, 'login succeeded\n');
+    assert.equal(await stop(child), 0);
+  });
+
+  it('its declarations type-check a TypeScript consumer (tsc --strict)', async () => {
+    fs.writeFileSync(
+      path.join(project, 'check.ts'),
+      `import { createServer, ServerOptions, H3Request, H3Response, startMetrics } from 'h3-node';
+const options: ServerOptions = { port: 0, qlogDir: '/tmp/q', keyLogFile: false, webtransport: true };
+const server = createServer(options, (req: H3Request, res: H3Response) => res.text(200, req.path));
+void startMetrics(server, { port: 0 });
+// @ts-expect-error: an unknown option is a type error
+createServer({ notAnOption: 1 });
+`,
+    );
+    const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    await run(process.execPath, [
+      tsc,
+      '--noEmit',
+      '--strict',
+      '--module',
+      'commonjs',
+      '--moduleResolution',
+      'node',
+      '--target',
+      'ES2022',
+      '--typeRoots',
+      path.join(ROOT, 'node_modules', '@types'),
+      '--types',
+      'node',
+      'check.ts',
+    ], { cwd: project, env: ENV }).catch((e) => assert.fail(`tsc: ${e.stdout}${e.stderr}`));
+  });
+});
