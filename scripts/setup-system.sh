@@ -4,9 +4,10 @@
 #                               its bindings with bindgen (libclang).
 #   python3-venv:               the aioquic test client's virtualenv.
 #   chromium:                   the real-browser tests (driven by playwright-core).
+#   ngtcp2-client:              ngtcp2's example HTTP/3 client (gtlsclient), for the interop matrix.
 set -euo pipefail
 
-packages=(cmake clang libclang-dev python3-venv chromium chromium-driver)
+packages=(cmake clang libclang-dev python3-venv chromium chromium-driver ngtcp2-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
