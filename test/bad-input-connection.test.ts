@@ -29,7 +29,7 @@ const SETTINGS_MAX_FIELD_SECTION_SIZE = 0x06;
 const MAX_FIELD_SECTION_SIZE = 16384; // the server's default, advertised in SETTINGS
 
 type Part = { hex?: string; varint?: number; headers?: [string, string][]; qpack_hex?: string; data?: string; frame?: { type: number; hex?: string } };
-type Action = { op: string; name?: string; parts?: Part[]; fin?: boolean; path?: string; ms?: number };
+type Action = { op: string; name?: string; parts?: Part[]; fin?: boolean; path?: string; ms?: number; stream?: string; code?: number };
 
 interface StreamResult {
   status: number | null;
@@ -133,6 +133,18 @@ describe('bad input on the wire: critical streams, frames, QPACK (Profile A)', f
     {
       name: 'the control stream closed (FIN)',
       actions: [{ op: 'control', parts: [], fin: true }, waitClosed],
+      code: H3_CLOSED_CRITICAL_STREAM,
+    },
+    {
+      name: 'the control stream reset (RESET_STREAM)',
+      // After a pause: a reset that overtakes the stream type leaves the server
+      // nothing that says the stream was a control stream.
+      actions: [{ op: 'sleep', ms: 100 }, { op: 'reset', stream: 'control', code: 0x10c }, waitClosed],
+      code: H3_CLOSED_CRITICAL_STREAM,
+    },
+    {
+      name: 'the QPACK decoder stream closed (FIN)',
+      actions: [{ op: 'decoder', parts: [], fin: true }, waitClosed],
       code: H3_CLOSED_CRITICAL_STREAM,
     },
     {
@@ -303,6 +315,11 @@ describe('bad input on the wire: WebTransport streams and datagrams (Profile B)'
     );
     assertServedAndOpen(r, 's');
     assert.deepEqual(stats(r, 's').usage, { sessions: 0, streams: 0, datagrams: 0 });
+  });
+
+  it('a datagram too short to hold a Quarter Stream ID: connection closed with H3_DATAGRAM_ERROR', async () => {
+    const r = await runRaw(port, [{ op: 'datagram', parts: [] }, waitClosed], { fresh: '/stats' });
+    assertClosedWith(r, H3_DATAGRAM_ERROR);
   });
 
   it('a datagram whose Quarter Stream ID is 2^60 or more: connection closed with H3_DATAGRAM_ERROR', async () => {

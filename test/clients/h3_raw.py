@@ -19,7 +19,9 @@ Actions ("op"):
   uni       {name, parts, fin}          open a client unidirectional stream and send
   bidi      {name, parts, fin}          open a client bidirectional stream and send
   control   {parts, fin}                append to aioquic's own control stream
-  encoder   {parts}                     append to aioquic's own QPACK encoder stream
+  encoder   {parts, fin}                ... its QPACK encoder stream
+  decoder   {parts, fin}                ... its QPACK decoder stream
+  reset     {stream, code}              RESET_STREAM on "control"/"encoder"/"decoder" or a named stream
   datagram  {parts}                     one QUIC DATAGRAM frame
   request   {name, path}                an ordinary GET through H3Connection
   wait      {name | "closed", ms}       wait until that stream ended/was reset, or the connection closed
@@ -152,6 +154,15 @@ class Client(QuicConnectionProtocol):
                 s.ended = True
 
 
+def own_stream(c, which):
+    """aioquic's own control or QPACK stream."""
+    return {
+        "control": c.h3._local_control_stream_id,
+        "encoder": c.h3._local_encoder_stream_id,
+        "decoder": c.h3._local_decoder_stream_id,
+    }[which]
+
+
 def make_config():
     config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN, max_datagram_frame_size=65536)
     config.verify_mode = ssl.CERT_NONE
@@ -189,12 +200,13 @@ async def run_plan(args, plan):
                 c.stream(sid)
                 names[action.get("name", f"s{sid}")] = sid
                 c._quic.send_stream_data(sid, build(action.get("parts", []), sid), end_stream=action.get("fin", False))
-            elif op == "control":
-                sid = c.h3._local_control_stream_id
+            elif op in ("control", "encoder", "decoder"):
+                sid = own_stream(c, op)
                 c._quic.send_stream_data(sid, build(action.get("parts", []), sid), end_stream=action.get("fin", False))
-            elif op == "encoder":
-                sid = c.h3._local_encoder_stream_id
-                c._quic.send_stream_data(sid, build(action.get("parts", []), sid))
+            elif op == "reset":
+                target = action["stream"]
+                sid = own_stream(c, target) if target in ("control", "encoder", "decoder") else names[target]
+                c._quic.reset_stream(sid, int(action.get("code", 0x10C)))
             elif op == "datagram":
                 c._quic.send_datagram_frame(build(action.get("parts", []), 0))
             elif op == "request":
