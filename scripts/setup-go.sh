@@ -5,4 +5,9 @@
 # compile out of the test run.
 set -euo pipefail
 cd "$(dirname "$0")/../test/clients/quicgo"
+command -v go >/dev/null || PATH="/usr/local/go/bin:$PATH"
+if ! command -v go >/dev/null; then
+  echo "setup-go: go not found; Go >= 1.26 is needed to build the quic-go test client" >&2
+  exit 1
+fi
 go build -o .bin/quicgo-interop .
