@@ -221,7 +221,7 @@ describe('interop matrix: aioquic, quic-go, Chromium, ngtcp2 against Profiles A,
   });
 
   after(async () => {
-    await chromium.close();
+    await chromium.close?.();
     for (const s of Object.values(servers)) await s!.server.close();
     // Only a complete run may replace the committed table.
     if (setupDone && cells.size === clients.length * (REQUEST_CASES.length + 1)) writeDoc(clients, cells);

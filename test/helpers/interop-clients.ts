@@ -6,11 +6,10 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { b64, runClient } from './h3client';
-import { runWt } from './wt-client';
 import type { Page } from 'playwright-core';
+import { b64, PYTHON, runClient } from './h3client';
+import { runWt } from './wt-client';
 import { launchChromium, Launched } from './chromium';
-import { PYTHON } from './h3client';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
