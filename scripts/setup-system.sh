@@ -6,9 +6,10 @@
 #   chromium:                   the real-browser tests (driven by playwright-core).
 #   tshark:                     the TLS key-log test captures loopback traffic (dumpcap)
 #                               and decrypts it; preseeded to skip the setuid question.
+#   ngtcp2-client:              ngtcp2's example HTTP/3 client (gtlsclient), for the interop matrix.
 set -euo pipefail
 
-packages=(cmake clang libclang-dev python3-venv chromium chromium-driver tshark)
+packages=(cmake clang libclang-dev python3-venv chromium chromium-driver tshark ngtcp2-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

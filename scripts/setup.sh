@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything a fresh machine needs before build and test: Debian packages,
-# npm dependencies, and the aioquic test client's virtualenv.
+# npm dependencies, the aioquic test client's virtualenv, and the quic-go
+# interop client.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-system.sh
@@ -8,3 +9,4 @@ bash scripts/setup-system.sh
 # packages (@napi-rs/lzma-*), so install against the lockfile instead.
 npm install --no-audit --no-fund
 bash scripts/setup-python.sh
+bash scripts/setup-go.sh

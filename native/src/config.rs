@@ -67,8 +67,9 @@ impl Options {
         c.set_initial_max_data((self.stream_window * streams.min(64)).max(1 << 20));
         c.set_disable_active_migration(true);
         // RFC 9221 DATAGRAM support: advertised through max_datagram_frame_size,
-        // with bounded queues in both directions.
-        c.enable_dgram(true, 1024, 1024);
+        // with bounded queues in both directions, only where WebTransport uses
+        // it; elsewhere a DATAGRAM frame is a PROTOCOL_VIOLATION (quiche).
+        c.enable_dgram(self.webtransport, 1024, 1024);
         if self.keylog_path.is_some() {
             c.log_keys();
         }

@@ -11,6 +11,7 @@ use quiche::h3::qpack;
 
 use super::codes::*;
 use super::error::{H3Error, H3Result};
+use super::field_section::{self, FieldSectionError};
 use super::frame::{self, Context, FrameEvent, FrameReader};
 use super::request::{validate_request, validate_trailers, RequestHead};
 use super::settings::{self, LocalSettings, PeerSettings};
@@ -236,7 +237,10 @@ impl H3Connection {
                 self.fail_stream(quic, id, e, events);
             }
         }
-        self.on_datagrams(quic, events, scratch);
+        if let Err(e) = self.on_datagrams(quic, events, scratch) {
+            self.closing = true;
+            return Outcome { close: Some(e) };
+        }
         self.flush(quic);
         Outcome::default()
     }
@@ -466,14 +470,21 @@ impl H3Connection {
     fn on_control_bytes(&mut self, id: u64, data: &[u8], fin: bool) -> H3Result<()> {
         let Some(StreamState::Control(reader)) = self.streams.get_mut(&id) else { return Ok(()) };
         let mut frames = Vec::new();
-        reader.feed(data, &mut |ev| {
+        let fed = reader.feed(data, &mut |ev| {
             match ev {
                 FrameEvent::Whole { ty, payload } => frames.push((ty, payload)),
                 FrameEvent::Oversized { .. } => return Err(frame::oversized_control_frame()),
                 FrameEvent::DataStart { .. } | FrameEvent::Data(_) => {}
             }
             Ok(())
-        })?;
+        });
+        // RFC 9114 section 6.2.1: a control stream that opens with any frame
+        // other than SETTINGS, an unknown or GREASE type included, is
+        // H3_MISSING_SETTINGS, whatever else is wrong with that frame.
+        if self.peer_settings.is_none() && reader.first_type().is_some_and(|ty| ty != frame_type::SETTINGS) {
+            return Err(H3Error::connection(H3_MISSING_SETTINGS, "first control frame is not SETTINGS"));
+        }
+        fed?;
         for (ty, payload) in frames {
             match (ty, self.peer_settings.is_some()) {
                 (frame_type::SETTINGS, false) => self.peer_settings = Some(settings::parse(&payload)?),
@@ -489,9 +500,6 @@ impl H3Connection {
         if fin {
             return Err(H3Error::connection(H3_CLOSED_CRITICAL_STREAM, "control stream closed"));
         }
-        // Unknown frames before SETTINGS are skipped by the reader without an
-        // event, so a control stream that opens with one is caught at the next
-        // known frame, as RFC 9114 section 6.2.1 allows.
         Ok(())
     }
 
@@ -525,15 +533,15 @@ impl H3Connection {
                 }
                 match (ev, *phase) {
                     (FrameEvent::Whole { ty: frame_type::HEADERS, payload }, Phase::Headers) => {
-                        let lines = match decoder.decode(&payload, max_fields) {
+                        let lines = match field_section::decode(decoder, &payload, max_fields) {
                             Ok(lines) => lines,
                             // Larger than our advertised SETTINGS_MAX_FIELD_SECTION_SIZE
                             // once decoded: the same answer as an oversized frame.
-                            Err(qpack::Error::HeaderListTooLarge) => {
+                            Err(FieldSectionError::TooLarge) => {
                                 native_answer = Some(431);
                                 return Ok(());
                             }
-                            Err(_) => {
+                            Err(FieldSectionError::Invalid) => {
                                 return Err(H3Error::connection(QPACK_DECOMPRESSION_FAILED, "QPACK decoding failed"));
                             }
                         };
@@ -560,9 +568,12 @@ impl H3Connection {
                         *head = Some(h);
                     }
                     (FrameEvent::Whole { ty: frame_type::HEADERS, payload }, Phase::Body) => {
-                        let lines = decoder
-                            .decode(&payload, max_fields)
-                            .map_err(|_| H3Error::connection(QPACK_DECOMPRESSION_FAILED, "QPACK decoding failed"))?;
+                        let lines = field_section::decode(decoder, &payload, max_fields).map_err(|e| match e {
+                            FieldSectionError::TooLarge => H3Error::stream(H3_EXCESSIVE_LOAD, "trailers too large"),
+                            FieldSectionError::Invalid => {
+                                H3Error::connection(QPACK_DECOMPRESSION_FAILED, "QPACK decoding failed")
+                            }
+                        })?;
                         validate_trailers(&lines)?;
                         *phase = Phase::Trailers;
                     }
@@ -993,11 +1004,22 @@ impl H3Connection {
 
     /// HTTP/3 datagrams (RFC 9297): quarter stream ID, then payload. A
     /// datagram for an open session is counted and echoed; others dropped.
-    fn on_datagrams(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut [u8]) {
+    /// RFC 9297 section 2.1: a Quarter Stream ID of 2^60 or more is a
+    /// connection error H3_DATAGRAM_ERROR; one naming no open session is
+    /// dropped silently.
+    fn on_datagrams(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut [u8]) -> H3Result<()> {
         let mut count = 0u32;
+        let mut result = Ok(());
         while let Ok(n) = quic.dgram_recv(scratch) {
-            let Some((quarter, _)) = varint::decode(&scratch[..n]) else { continue };
-            if quarter <= varint::MAX / 4 && self.sessions.contains_key(&(quarter * 4)) {
+            let Some((quarter, _)) = varint::decode(&scratch[..n]) else {
+                result = Err(H3Error::connection(H3_DATAGRAM_ERROR, "datagram without a Quarter Stream ID"));
+                break;
+            };
+            if quarter >= wt::MAX_QUARTER_STREAM_ID {
+                result = Err(H3Error::connection(H3_DATAGRAM_ERROR, "Quarter Stream ID too large"));
+                break;
+            }
+            if self.sessions.contains_key(&(quarter * 4)) {
                 count += 1;
                 let _ = quic.dgram_send(&scratch[..n]);
             }
@@ -1006,5 +1028,6 @@ impl H3Connection {
             Counters::add(&self.counters.wt_datagrams_received, u64::from(count));
             events.wt_datagrams(self.conn, count);
         }
+        result
     }
 }

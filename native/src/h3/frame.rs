@@ -41,6 +41,9 @@ pub struct FrameReader {
     state: State,
     context: Context,
     max_buffered: usize,
+    /// Type of the first frame on the stream, known or not: the control
+    /// stream must open with SETTINGS whatever follows (RFC 9114 section 6.2.1).
+    first_type: Option<u64>,
 }
 
 enum Handling {
@@ -52,7 +55,11 @@ enum Handling {
 impl FrameReader {
     /// `max_buffered` caps the payload of any frame that is read whole.
     pub fn new(context: Context, max_buffered: usize) -> Self {
-        FrameReader { state: State::Type(Partial::default()), context, max_buffered }
+        FrameReader { state: State::Type(Partial::default()), context, max_buffered, first_type: None }
+    }
+
+    pub fn first_type(&self) -> Option<u64> {
+        self.first_type
     }
 
     /// For a request stream whose first varint (the first frame's type) was
@@ -60,6 +67,7 @@ impl FrameReader {
     pub fn with_type(context: Context, max_buffered: usize, ty: u64) -> H3Result<Self> {
         let mut reader = Self::new(context, max_buffered);
         reader.handling(ty)?;
+        reader.first_type = Some(ty);
         reader.state = State::Length { ty, len: Partial::default() };
         Ok(reader)
     }
@@ -96,6 +104,7 @@ impl FrameReader {
                     let (v, used) = p.feed(input);
                     input = &input[used..];
                     if let Some(ty) = v {
+                        self.first_type.get_or_insert(ty);
                         self.handling(ty)?;
                         self.state = State::Length { ty, len: Partial::default() };
                     }
@@ -235,6 +244,14 @@ mod tests {
             let err = collect(&mut r, &[bytes]).unwrap_err();
             assert_eq!(err.code, H3_FRAME_UNEXPECTED);
         }
+    }
+
+    #[test]
+    fn first_frame_type_is_remembered_even_when_skipped() {
+        let mut r = FrameReader::new(Context::Control, 100);
+        assert_eq!(r.first_type(), None);
+        assert_eq!(collect(&mut r, &[&[0x21, 0x00, 0x04, 0x00]]).unwrap(), ["whole 4 []"]);
+        assert_eq!(r.first_type(), Some(0x21));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 pub mod codes;
 pub mod connection;
 pub mod error;
+pub mod field_section;
 pub mod frame;
 pub mod request;
 pub mod settings;

@@ -196,6 +196,10 @@ pub fn refuse_stream(quic: &mut quiche::Connection, id: u64, bidi: bool) {
 
 pub type Sessions = HashMap<u64, Session>;
 
+/// RFC 9297 section 2.1: the Quarter Stream ID of an HTTP/3 datagram is
+/// below 2^60 (a client bidirectional stream ID fits in 62 bits).
+pub const MAX_QUARTER_STREAM_ID: u64 = 1 << 60;
+
 #[cfg(test)]
 mod tests {
     use super::*;
