@@ -3,7 +3,9 @@
 
 use crate::h3::connection::{BodyMode, H3Options};
 
-#[derive(Debug, Clone)]
+/// `Default` is all zeros and empty paths, for tests and fuzz targets that
+/// set what they use; `lib.rs` builds the real defaults.
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     pub host: String,
     pub port: u16,
