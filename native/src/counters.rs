@@ -17,6 +17,11 @@ pub struct Counters {
     pub wt_sessions_open: AtomicU64,
     pub wt_peer_streams_open: AtomicU64,
     pub wt_datagrams_received: AtomicU64,
+    /// Request streams (including WebTransport CONNECT streams) the HTTP/3
+    /// layer holds state for now, server-wide.
+    pub request_streams_open: AtomicU64,
+    /// Connections dropped because their handshake did not finish in time.
+    pub handshake_timeouts: AtomicU64,
 }
 
 impl Counters {

@@ -69,6 +69,11 @@ struct Conn {
     cids: Vec<Vec<u8>>,
     cid_hex: String,
     dirty: bool,
+    /// When the first packet arrived, for the handshake timeout.
+    accepted_at: Instant,
+    /// The handshake timed out: the connection is closed and dropped once
+    /// its CONNECTION_CLOSE went out, without the draining period.
+    expired: bool,
 }
 
 pub struct Server {
@@ -224,6 +229,7 @@ impl Server {
             self.read_packets();
         }
         self.fire_timers();
+        self.expire_handshakes();
         self.process_dirty();
         self.send_packets();
         self.collect_closed();
@@ -240,6 +246,9 @@ impl Server {
         }
         let now = Instant::now();
         let mut next = self.conns.values().filter_map(|c| c.quic.timeout_instant()).min();
+        if let Some(h) = self.next_handshake_deadline() {
+            next = Some(next.map_or(h, |n| n.min(h)));
+        }
         if let Some(started) = self.drain_started {
             let deadline = started + DRAIN_DEADLINE;
             next = Some(next.map_or(deadline, |n| n.min(deadline)));
@@ -339,7 +348,7 @@ impl Server {
         self.events.conn_open(handle, &from.to_string(), &cid_hex);
         self.cids.insert(scid.to_vec(), handle);
         self.cids.insert(odcid.to_vec(), handle);
-        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false });
+        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false, accepted_at: Instant::now(), expired: false });
         Some(handle)
     }
 
@@ -436,6 +445,44 @@ impl Server {
         for h in due {
             if let Some(c) = self.conns.get_mut(&h) {
                 c.quic.on_timeout();
+            }
+            self.mark_dirty(h);
+        }
+    }
+
+    fn handshake_timeout(&self) -> Duration {
+        Duration::from_millis(self.options.handshake_timeout_ms)
+    }
+
+    /// The earliest handshake deadline among connections still handshaking.
+    fn next_handshake_deadline(&self) -> Option<Instant> {
+        let limit = self.handshake_timeout();
+        self.conns
+            .values()
+            .filter(|c| !c.expired && !c.quic.is_established() && !c.quic.is_closed())
+            .map(|c| c.accepted_at + limit)
+            .min()
+    }
+
+    /// Drops connections whose handshake has not completed in time: a
+    /// client that sends an Initial (or keeps a handshake alive with probes)
+    /// and never finishes would otherwise hold a connection slot until the
+    /// idle timeout. The client gets CONNECTION_CLOSE (NO_ERROR, reason
+    /// "handshake timeout"); the slot is freed in the same loop turn.
+    fn expire_handshakes(&mut self) {
+        let limit = self.handshake_timeout();
+        let now = Instant::now();
+        let due: Vec<u32> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| !c.expired && !c.quic.is_established() && now >= c.accepted_at + limit)
+            .map(|(h, _)| *h)
+            .collect();
+        for h in due {
+            if let Some(c) = self.conns.get_mut(&h) {
+                c.expired = true;
+                let _ = c.quic.close(false, 0x0, b"handshake timeout");
+                Counters::add(&self.shared.counters.handshake_timeouts, 1);
             }
             self.mark_dirty(h);
         }
@@ -539,7 +586,8 @@ impl Server {
     }
 
     fn collect_closed(&mut self) {
-        let closed: Vec<u32> = self.conns.iter().filter(|(_, c)| c.quic.is_closed()).map(|(h, _)| *h).collect();
+        let closed: Vec<u32> =
+            self.conns.iter().filter(|(_, c)| c.quic.is_closed() || (c.expired && !c.dirty)).map(|(h, _)| *h).collect();
         for h in closed {
             let Some(mut conn) = self.conns.remove(&h) else { continue };
             conn.h3.on_connection_closed(&mut self.events);

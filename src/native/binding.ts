@@ -13,6 +13,7 @@ export interface NativeOptions {
   bodyWindow?: number;
   bodyCredit?: number;
   idleTimeoutMs?: number;
+  handshakeTimeoutMs?: number;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
@@ -36,6 +37,10 @@ export interface NativeCounters {
   bodyBytesRead: number;
   connectionsAccepted: number;
   connectionsOpen: number;
+  /** Request streams (WebTransport CONNECT streams included) the native core holds state for now. */
+  requestStreamsOpen: number;
+  /** Connections dropped because their handshake did not complete within handshakeTimeoutMs. */
+  handshakeTimeouts: number;
 }
 
 export interface NativeServer {
@@ -52,6 +57,7 @@ export interface NativeLimits {
   defaultBodyWindow: number;
   defaultBodyCredit: number;
   defaultMaxFieldSectionSize: number;
+  defaultHandshakeTimeoutMs: number;
 }
 
 interface Addon {

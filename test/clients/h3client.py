@@ -17,6 +17,7 @@ import time
 
 from aioquic.asyncio.client import connect
 from aioquic.asyncio.protocol import QuicConnectionProtocol
+from aioquic.buffer import Buffer
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
@@ -70,6 +71,17 @@ class Client(QuicConnectionProtocol):
         # When set, leaving the connect() block sends no CONNECTION_CLOSE:
         # the socket is just closed, like a client that vanished.
         self.silent = False
+        # aioquic accepts GOAWAY without telling the application: note the
+        # stream ID it carries so tests can see a graceful shutdown.
+        self.goaway = None
+        handle_control_frame = self.h3._handle_control_frame
+
+        def spy_control_frame(frame_type, frame_data):
+            if frame_type == 0x7:
+                self.goaway = Buffer(data=frame_data).pull_uint_var()
+            return handle_control_frame(frame_type, frame_data)
+
+        self.h3._handle_control_frame = spy_control_frame
 
     def quic_event_received(self, event):
         if isinstance(event, ConnectionTerminated):
@@ -224,6 +236,7 @@ async def run(args, plan):
                 exchanges = await asyncio.gather(*(one(spec) for spec in plan["requests"]))
             out["responses"] = [ex.result() for ex in exchanges]
             out["connection_terminated"] = client.terminated
+            out["goaway"] = client.goaway
             if close is None:
                 client.silent = True
             elif client.terminated is None:
