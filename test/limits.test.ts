@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import type { ConnectionCloseInfo, H3Response as Res } from '../src';
 import { b64, PYTHON, request, runClient } from './helpers/h3client';
-import { startServer } from './helpers/server';
+import { runCli, startCli, startServer } from './helpers/server';
 
 const HALF_HANDSHAKE = path.join(__dirname, 'clients', 'half_handshake.py');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -229,4 +229,29 @@ describe('limits a client cannot push past', function () {
       await server.close();
     }
   });
+});
+
+describe('limit flags of the CLI', function () {
+  this.timeout(30000);
+
+  it('--max-connections and --handshake-timeout-ms reach the server', async () => {
+    const cli = await startCli(['--profile', 'a', '--max-connections', '2', '--handshake-timeout-ms', '400']);
+    try {
+      const half = await abandonHandshakes(cli.port, 3, 0.3);
+      assert.equal(half.answered, 2, 'only two connections admitted');
+      await sleep(600); // both dropped by the handshake timeout
+      const res = await request(cli.port, { path: '/login' });
+      assert.equal(res.status, 200);
+    } finally {
+      assert.equal(await cli.stop(), 0);
+    }
+  });
+
+  for (const bad of ['abc', '-5', '1.5']) {
+    it(`--idle-timeout-ms ${bad} exits 2 with a one-line error and the usage`, async () => {
+      const { code, stderr } = await runCli(['--idle-timeout-ms', bad]);
+      assert.equal(code, 2);
+      assert.match(stderr, /error: option '--idle-timeout-ms <ms>' argument '.*' is invalid\. expected a non-negative integer\.\nusage: /);
+    });
+  }
 });
