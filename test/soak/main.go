@@ -9,10 +9,13 @@
 //	soak churn  -addr ... -conns 10000 -parallel 64
 //	    opens conns connections, one request each, then closes each with
 //	    CONNECTION_CLOSE.
-//	soak vanish -addr ... -conns 200
+//	soak vanish -addr ... -conns 200 -idle 2s
 //	    opens conns connections, one request each, then closes each client's
 //	    UDP socket without a CONNECTION_CLOSE: the server only learns of it
-//	    through its idle timeout.
+//	    through its idle timeout. -idle sets the client's max_idle_timeout
+//	    transport parameter; the connection's idle timeout is the smaller of
+//	    the two sides' (RFC 9000 section 10.1), so a short one here shortens
+//	    the server's wait without restarting it.
 package main
 
 import (
@@ -103,13 +106,15 @@ type client struct {
 	h3   *http3.ClientConn
 }
 
+var idleTimeout = 30 * time.Second
+
 func dial(ctx context.Context, addr *net.UDPAddr) (*client, error) {
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		return nil, err
 	}
 	qt := &quic.Transport{Conn: udp}
-	conn, err := qt.Dial(ctx, addr, tlsConfig(), &quic.Config{MaxIdleTimeout: 30 * time.Second, MaxIncomingStreams: -1})
+	conn, err := qt.Dial(ctx, addr, tlsConfig(), &quic.Config{MaxIdleTimeout: idleTimeout, MaxIncomingStreams: -1})
 	if err != nil {
 		qt.Close()
 		udp.Close()
@@ -173,6 +178,7 @@ func main() {
 	duration := fs.Duration("duration", 5*time.Second, "load: how long to send")
 	parallel := fs.Int("parallel", 64, "churn, vanish: connections being set up at once")
 	timeout := fs.Duration("timeout", 20*time.Second, "per-request (and per-handshake) timeout")
+	fs.DurationVar(&idleTimeout, "idle", idleTimeout, "max_idle_timeout this client advertises")
 	fs.Parse(os.Args[2:])
 	addr, err := net.ResolveUDPAddr("udp", *addrFlag)
 	if err != nil {

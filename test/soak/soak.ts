@@ -11,10 +11,12 @@
 // are back to 0, then measures RSS the same way as before the phase.
 //
 // RSS method: process.memoryUsage().rss of the server process, read after
-// three full garbage collections 200 ms apart; the reference level is
-// taken after a warm-up load (so the allocator's arenas, JIT code and the
-// first connection's TLS state are already in it), and each phase is
-// compared with the level just before it.
+// three full garbage collections 200 ms apart. The reference level is taken
+// after a warm-up of the same shape as the load phase (same connections and
+// streams, shorter), so that the high-water marks a first burst leaves
+// behind (the V8 heap's size, the allocator's arenas, JIT code) are in the
+// reference and what is compared is growth beyond them, the sign of a leak.
+// Each phase is compared with the level just before it.
 import { spawn, execFileSync } from 'node:child_process';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -30,25 +32,26 @@ export interface SoakParams {
   warmup: { conns: number; streams: number; seconds: number };
   load: { conns: number; streams: number; seconds: number };
   churn: { conns: number; parallel: number };
-  vanish: { conns: number };
-  /** The server's idle timeout for the whole run (it frees the vanished clients). */
-  idleTimeoutMs: number;
+  /**
+   * The vanishing clients advertise this max_idle_timeout; the connection's
+   * idle timeout is the smaller of both sides' (RFC 9000 section 10.1), so the
+   * server (default 30 s) frees them after this long.
+   */
+  vanish: { conns: number; idleMs: number };
 }
 
 export const FULL: SoakParams = {
-  warmup: { conns: 50, streams: 10, seconds: 5 },
+  warmup: { conns: 500, streams: 20, seconds: 10 },
   load: { conns: 500, streams: 20, seconds: 60 },
   churn: { conns: 10000, parallel: 64 },
-  vanish: { conns: 200 },
-  idleTimeoutMs: 3000,
+  vanish: { conns: 200, idleMs: 2000 },
 };
 
 export const SHORT: SoakParams = {
-  warmup: { conns: 20, streams: 5, seconds: 2 },
+  warmup: { conns: 50, streams: 10, seconds: 2 },
   load: { conns: 50, streams: 10, seconds: 5 },
   churn: { conns: 500, parallel: 32 },
-  vanish: { conns: 20 },
-  idleTimeoutMs: 1000,
+  vanish: { conns: 20, idleMs: 1000 },
 };
 
 export interface ClientResult {
@@ -75,6 +78,9 @@ export interface PhaseResult {
   rssBeforeMiB: number;
   rssAfterMiB: number;
   rssChangePct: number;
+  /** V8 heap after the same collections, for reading RSS changes. */
+  heapUsedMiB: number;
+  heapTotalMiB: number;
 }
 
 export interface SoakReport {
@@ -142,24 +148,31 @@ async function waitForZero(server: Http3Server, limitMs: number): Promise<number
 
 export async function runSoak(params: SoakParams, log: (line: string) => void = () => {}): Promise<SoakReport> {
   const { options, handler } = PROFILES.a.create(silentLogger);
-  const server = createServer({ ...options, idleTimeoutMs: params.idleTimeoutMs, logger: silentLogger }, handler);
+  // Default limits (idle timeout 30 s): the server as deployed.
+  const server = createServer({ ...options, logger: silentLogger }, handler);
   const closes: Record<string, number> = {};
   server.on('connectionClose', (info) => (closes[info.initiator] = (closes[info.initiator] ?? 0) + 1));
   const { port } = await server.listen(0, '127.0.0.1');
   const addr = `127.0.0.1:${port}`;
-  const settleLimit = params.idleTimeoutMs + 15000;
+  // Closed connections drain for 3 PTO, which a loaded run inflates.
+  const settleLimit = 45000;
   const phases: PhaseResult[] = [];
   try {
     const w = params.warmup;
-    await runClient(['load', '-addr', addr, '-conns', `${w.conns}`, '-streams', `${w.streams}`, '-duration', `${w.seconds}s`]);
-    await waitForZero(server, settleLimit);
+    const warm = await runClient(['load', '-addr', addr, '-conns', `${w.conns}`, '-streams', `${w.streams}`, '-duration', `${w.seconds}s`]);
+    const warmSettle = await waitForZero(server, settleLimit);
+    log(`soak: warm-up: ${warm.requests} requests, ${warm.failed} failed; counts 0 after ${warmSettle} ms`);
     const baseline = await settledRss();
-    log(`soak: warm-up done, RSS ${baseline.toFixed(1)} MiB`);
+    const heap = process.memoryUsage();
+    log(
+      `soak: warm-up done, RSS ${baseline.toFixed(1)} MiB, ` +
+        `V8 heap ${(heap.heapUsed / 1048576).toFixed(1)}/${(heap.heapTotal / 1048576).toFixed(1)} MiB`,
+    );
 
     const plan: [string, string[]][] = [
       ['load', ['load', '-conns', `${params.load.conns}`, '-streams', `${params.load.streams}`, '-duration', `${params.load.seconds}s`]],
       ['churn', ['churn', '-conns', `${params.churn.conns}`, '-parallel', `${params.churn.parallel}`]],
-      ['vanish', ['vanish', '-conns', `${params.vanish.conns}`]],
+      ['vanish', ['vanish', '-conns', `${params.vanish.conns}`, '-idle', `${params.vanish.idleMs}ms`]],
     ];
     let before = baseline;
     for (const [phase, args] of plan) {
@@ -177,12 +190,15 @@ export async function runSoak(params: SoakParams, log: (line: string) => void = 
         rssBeforeMiB: before,
         rssAfterMiB: rssAfter,
         rssChangePct: ((rssAfter - before) / before) * 100,
+        heapUsedMiB: process.memoryUsage().heapUsed / (1024 * 1024),
+        heapTotalMiB: process.memoryUsage().heapTotal / (1024 * 1024),
       };
       phases.push(result);
       log(
         `soak: ${phase}: ${client.requests} requests, ${client.failed} failed, ${client.rps.toFixed(0)} req/s; ` +
           `closes ${JSON.stringify(result.closes)}; counts 0 after ${settleMs} ms; ` +
-          `RSS ${before.toFixed(1)} -> ${rssAfter.toFixed(1)} MiB (${result.rssChangePct.toFixed(1)}%)`,
+          `RSS ${before.toFixed(1)} -> ${rssAfter.toFixed(1)} MiB (${result.rssChangePct.toFixed(1)}%), ` +
+          `V8 heap ${result.heapUsedMiB.toFixed(1)}/${result.heapTotalMiB.toFixed(1)} MiB`,
       );
       before = rssAfter;
     }
