@@ -4,7 +4,7 @@
 //! connection read its streams, writes packets, and sends at most one event
 //! batch to JavaScript.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -104,6 +104,10 @@ pub struct Server {
     blocked: Vec<(Vec<u8>, SocketAddr, Option<usize>)>,
     socket_may_have_more: bool,
     drain_started: Option<Instant>,
+    /// Connections in accept order with their accept time, for the handshake
+    /// timeout: accept times only grow, so the front is the next deadline and
+    /// each connection is looked at O(1) times, not on every turn.
+    handshakes: VecDeque<(Instant, u32)>,
 }
 
 pub struct Bound {
@@ -185,6 +189,7 @@ impl Server {
             blocked: Vec::new(),
             socket_may_have_more: true,
             drain_started: None,
+            handshakes: VecDeque::new(),
         };
         Ok(Bound { server, shared, local })
     }
@@ -345,10 +350,12 @@ impl Server {
         Counters::add(&self.shared.counters.connections_accepted, 1);
         Counters::add(&self.shared.counters.connections_open, 1);
         let cid_hex = hex(&scid);
+        let now = Instant::now();
         self.events.conn_open(handle, &from.to_string(), &cid_hex);
         self.cids.insert(scid.to_vec(), handle);
         self.cids.insert(odcid.to_vec(), handle);
-        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false, accepted_at: Instant::now(), expired: false });
+        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false, accepted_at: now, expired: false });
+        self.handshakes.push_back((now, handle));
         Some(handle)
     }
 
@@ -454,31 +461,37 @@ impl Server {
         Duration::from_millis(self.options.handshake_timeout_ms)
     }
 
-    /// The earliest handshake deadline among connections still handshaking.
+    /// The earliest handshake deadline (the front of the queue; at worst an
+    /// early wake-up for a connection that completed meanwhile).
     fn next_handshake_deadline(&self) -> Option<Instant> {
-        let limit = self.handshake_timeout();
+        self.handshakes.front().map(|(at, _)| *at + self.handshake_timeout())
+    }
+
+    /// Still waiting for its handshake: in the table (the same connection,
+    /// not a later one that reused the handle), not established, not closed.
+    fn handshaking(&self, at: Instant, handle: u32) -> bool {
         self.conns
-            .values()
-            .filter(|c| !c.expired && !c.quic.is_established() && !c.quic.is_closed())
-            .map(|c| c.accepted_at + limit)
-            .min()
+            .get(&handle)
+            .is_some_and(|c| c.accepted_at == at && !c.expired && !c.quic.is_established() && !c.quic.is_closed())
     }
 
     /// Drops connections whose handshake has not completed in time: a
-    /// client that sends an Initial (or keeps a handshake alive with probes)
-    /// and never finishes would otherwise hold a connection slot until the
-    /// idle timeout. The client gets CONNECTION_CLOSE (NO_ERROR, reason
-    /// "handshake timeout"); the slot is freed in the same loop turn.
+    /// client that sends an Initial and stalls would otherwise hold a
+    /// connection slot until the idle timeout, which restarts with every
+    /// packet. The client gets CONNECTION_CLOSE (NO_ERROR, reason "handshake
+    /// timeout"); the slot is freed in the same loop turn.
     fn expire_handshakes(&mut self) {
         let limit = self.handshake_timeout();
         let now = Instant::now();
-        let due: Vec<u32> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| !c.expired && !c.quic.is_established() && now >= c.accepted_at + limit)
-            .map(|(h, _)| *h)
-            .collect();
-        for h in due {
+        while let Some(&(at, h)) = self.handshakes.front() {
+            if !self.handshaking(at, h) {
+                self.handshakes.pop_front();
+                continue;
+            }
+            if now < at + limit {
+                break;
+            }
+            self.handshakes.pop_front();
             if let Some(c) = self.conns.get_mut(&h) {
                 c.expired = true;
                 let _ = c.quic.close(false, 0x0, b"handshake timeout");
