@@ -37,20 +37,24 @@ describe('CLI shutdown with requests in flight', function () {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`${signal}: GOAWAY reaches the client, the in-flight upload finishes with 200, exit 0 within 5 s`, async () => {
       const cli = await startCli(['--profile', 'c']);
-      const chunks = Array(12).fill(b64('x'.repeat(10)));
+      // 25 chunks 100 ms apart: 2.4 s of upload, well inside the 3 s drain
+      // deadline, and the signal comes 1.2 s in (the Python client needs a
+      // few hundred ms to start and connect on a busy machine).
+      const chunks = Array(25).fill(b64('x'.repeat(10)));
       const upload = runClient(cli.port, {
         timeout: 10,
         requests: [{ method: 'POST', path: '/', body_chunks_b64: chunks, chunk_delay_ms: 100 }],
       });
-      await new Promise((r) => setTimeout(r, 400)); // the upload is under way
+      await new Promise((r) => setTimeout(r, 1200)); // the upload is under way
       const exited = new Promise<number | null>((r) => cli.child.once('exit', (code) => r(code)));
       const started = Date.now();
       cli.child.kill(signal);
       const result = await upload;
       const code = await exited;
       const took = Date.now() - started;
+      assert.ok(result.connected && result.responses.length === 1, `client: ${JSON.stringify(result)}`);
       assert.equal(result.responses[0].status, 200, JSON.stringify(result.responses[0]));
-      assert.equal(result.responses[0].body_text, '120\n');
+      assert.equal(result.responses[0].body_text, '250\n');
       assert.equal(result.goaway, 4, 'GOAWAY names the first request stream not served (stream 0 was)');
       assert.equal(code, 0);
       assert.ok(took < 5000, `took ${took} ms`);
