@@ -25,6 +25,11 @@ if ! grep -q '"suite":"mocha"' "$counts"; then
   echo '{"suite":"mocha","passed":0,"failed":1}' >> "$counts"   # mocha died before reporting
 fi
 
+# Fuzzing, short: each cargo-fuzz target for 20 s (`npm run fuzz` runs 10 min
+# each); every target counts as one test.
+npm run --silent fuzz:ci
+fuzz_status=$?
+
 node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
   const passed = lines.reduce((s, l) => s + l.passed, 0);
@@ -34,5 +39,5 @@ node -e '
 ' "$counts"
 status=$?
 rm -f "$counts" "$cargo_out"
-if [[ $cargo_status -ne 0 || $mocha_status -ne 0 ]]; then exit 1; fi
+if [[ $cargo_status -ne 0 || $mocha_status -ne 0 || $fuzz_status -ne 0 ]]; then exit 1; fi
 exit $status

@@ -23,6 +23,22 @@ function parsePort(value: string): number {
   return Number(value);
 }
 
+/** The limit flags (docs/reliability.md): each maps to the ServerOptions field of the same name. */
+const LIMIT_FLAGS = [
+  ['--max-connections <n>', 'maxConnections', 'concurrent connections (default 10000)'],
+  ['--max-streams-per-connection <n>', 'maxStreamsPerConnection', 'client request streams per connection (default 128)'],
+  ['--idle-timeout-ms <ms>', 'idleTimeoutMs', 'QUIC idle timeout (default 30000)'],
+  ['--handshake-timeout-ms <ms>', 'handshakeTimeoutMs', 'drop connections whose handshake takes longer (default 10000)'],
+  ['--request-timeout-ms <ms>', 'requestTimeoutMs', 'answer 503 for a handler silent this long; 0 = off (default 30000)'],
+] as const;
+
+function parseCount(value: string): number {
+  if (!/^[0-9]+$/.test(value) || Number(value) > 0xffffffff) {
+    throw new InvalidArgumentError('expected a non-negative integer.');
+  }
+  return Number(value);
+}
+
 function fail(message: string): never {
   process.stderr.write(`${NAME}: error: ${message}\n${USAGE}\n`);
   process.exit(2);
@@ -42,6 +58,7 @@ async function main(argv: string[]): Promise<void> {
     .option('--host <address>', 'local address to bind (IPv4 or IPv6)', '0.0.0.0')
     .option('--cert <path>', 'PEM certificate chain (default: the public demo certificate in certs/)')
     .option('--key <path>', 'PEM private key matching --cert (default: the public demo key)');
+  for (const [flag, , help] of LIMIT_FLAGS) program.option(flag, help, parseCount);
   addObservabilityOptions(program)
     .allowExcessArguments(false)
     .configureOutput({ outputError: (str, write) => write(str) })
@@ -56,9 +73,12 @@ async function main(argv: string[]): Promise<void> {
   const logger = loggerFor(opts);
   const profile = PROFILES[opts.profile];
   const { options, handler, attach, stats } = profile.create(logger);
+  const limits: Record<string, number> = {};
+  const given = opts as unknown as Record<string, number | undefined>;
+  for (const [, key] of LIMIT_FLAGS) if (given[key] !== undefined) limits[key] = given[key]!;
   let server;
   try {
-    server = createServer({ ...options, ...serverOptionsFor(opts), cert: opts.cert, key: opts.key, logger }, handler);
+    server = createServer({ ...options, ...serverOptionsFor(opts), ...limits, cert: opts.cert, key: opts.key, logger }, handler);
   } catch (e) {
     return fail((e as Error).message);
   }

@@ -18,6 +18,7 @@ import { H3Request } from './request';
 import { H3Response } from './response';
 import { Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
+import { armRequestTimeout, clearRequestTimeouts, REQUEST_TIMEOUT_STATUS } from './request-timeout';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
 
@@ -43,9 +44,21 @@ export interface ServerOptions {
   bodyWindow?: number;
   /** With onBody: bytes read ahead of the callback per request (default 32 KiB). */
   bodyCredit?: number;
+  /** QUIC idle timeout (default 30 s): a silent connection is freed after it. */
   idleTimeoutMs?: number;
+  /** A connection whose handshake has not completed this long after its first packet is dropped (default 10 s). */
+  handshakeTimeoutMs?: number;
+  /**
+   * A request not answered this long after its header section arrived is
+   * answered 503 by the server and its stream freed (default 30 s; 0 turns it
+   * off). A later end() from the handler is ignored. See docs/reliability.md.
+   */
+  requestTimeoutMs?: number;
+  /** Concurrent connections (default 10,000); Initials beyond it are dropped. */
   maxConnections?: number;
+  /** Client-initiated bidirectional streams per connection, a QUIC transport parameter (default 128). */
   maxStreamsPerConnection?: number;
+  /** Largest request field section, advertised in SETTINGS (default 16 KiB); larger is 431. */
   maxFieldSectionSize?: number;
   /** Where diagnostics go; stderr lines by default. */
   logger?: Logger;
@@ -106,6 +119,8 @@ export interface ConnectionCloseInfo extends ConnectionInfo {
 interface Exchange {
   req: H3Request;
   res: H3Response;
+  /** The request timeout (requestTimeoutMs), cleared when the exchange ends. */
+  timer?: NodeJS.Timeout;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -121,6 +136,8 @@ export interface Http3Server {
   on(event: 'connection', listener: (info: ConnectionInfo) => void): this;
   on(event: 'connectionClose', listener: (info: ConnectionCloseInfo) => void): this;
   on(event: 'requestAborted', listener: (req: H3Request, code: number) => void): this;
+  /** No answer within requestTimeoutMs: the server answered 503 for the handler. */
+  on(event: 'requestTimeout', listener: (req: H3Request) => void): this;
   on(event: 'close', listener: () => void): this;
   /** A handler's response was handed to the native core (for metrics and logs). */
   on(event: 'response', listener: (req: H3Request, status: number) => void): this;
@@ -176,6 +193,7 @@ export class Http3Server extends EventEmitter implements EventSink {
           bodyWindow: this.options.bodyWindow,
           bodyCredit: this.options.bodyCredit,
           idleTimeoutMs: this.options.idleTimeoutMs,
+          handshakeTimeoutMs: this.options.handshakeTimeoutMs,
           maxConnections: this.options.maxConnections,
           maxStreamsPerConnection: this.options.maxStreamsPerConnection,
           maxFieldSectionSize: this.options.maxFieldSectionSize,
@@ -216,6 +234,8 @@ export class Http3Server extends EventEmitter implements EventSink {
         connectionsOpen: 0,
         handshakeFailures: 0,
         udpBytesSent: 0,
+        requestStreamsOpen: 0,
+        handshakeTimeouts: 0,
       }
     );
   }
@@ -281,8 +301,9 @@ export class Http3Server extends EventEmitter implements EventSink {
       streams = new Map();
       this.exchanges.set(conn, streams);
     }
-    const ex = { req, res };
+    const ex: Exchange = { req, res };
     streams.set(stream, ex);
+    ex.timer = armRequestTimeout(this.options.requestTimeoutMs, () => this.timeOut(ex));
     if (this.options.onBody) {
       if (flags & RequestFlag.Complete) this.deliverChunk(ex, EMPTY, true);
     } else {
@@ -338,10 +359,21 @@ export class Http3Server extends EventEmitter implements EventSink {
     }
   }
 
+  /** requestTimeoutMs passed without an answer: 503, and the handler's own res is ignored from now on. */
+  private timeOut(ex: Exchange): void {
+    ex.timer = undefined;
+    if (this.exchanges.get(ex.req.connectionId)?.get(ex.req.streamId) !== ex || ex.res.sent) return;
+    this.emit('requestTimeout', ex.req);
+    const res = new H3Response((r, fields, b) => this.send(ex.req.connectionId, ex.req.streamId, r.status, fields, b));
+    (ex as { res: H3Response }).res = res;
+    res.text(REQUEST_TIMEOUT_STATUS, 'request timed out\n');
+  }
+
   private send(conn: number, stream: number, status: number, fields: string[], body: Buffer): void {
     const streams = this.exchanges.get(conn);
     const ex = streams?.get(stream);
-    if (!ex || !streams!.delete(stream)) return; // aborted by the client, or the connection is gone
+    clearTimeout(ex?.timer);
+    if (!ex || !streams!.delete(stream)) return; // aborted by the client, timed out, or the connection is gone
     this.emit('response', ex.req, status);
     this.logger.debug?.(`response ${status} to ${ex.req.method} ${ex.req.path} (connection ${conn})`);
     this.commands.respond(conn, stream, status, fields, body);
@@ -353,6 +385,7 @@ export class Http3Server extends EventEmitter implements EventSink {
     const streams = this.exchanges.get(conn);
     const ex = streams?.get(stream);
     if (!ex) return;
+    clearTimeout(ex.timer);
     streams!.delete(stream);
     if (reason === AbortReason.PeerReset || reason === AbortReason.ProtocolError) {
       this.emit('requestAborted', ex.req, code);
@@ -367,6 +400,7 @@ export class Http3Server extends EventEmitter implements EventSink {
 
   /** @internal */
   onConnClosed(c: ConnClosedInfo): void {
+    clearRequestTimeouts(this.exchanges.get(c.conn)?.values());
     this.exchanges.delete(c.conn);
     const info: ConnectionCloseInfo = {
       id: c.conn,
@@ -430,6 +464,7 @@ export class Http3Server extends EventEmitter implements EventSink {
   onServerClosed(): void {
     const native = this.native;
     this.native = undefined;
+    for (const streams of this.exchanges.values()) clearRequestTimeouts(streams.values());
     this.exchanges.clear();
     native?.join();
     this.resolveClosed?.();

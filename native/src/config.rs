@@ -3,7 +3,9 @@
 
 use crate::h3::connection::{BodyMode, H3Options};
 
-#[derive(Debug, Clone)]
+/// `Default` is all zeros and empty paths, for tests and fuzz targets that
+/// set what they use; `lib.rs` builds the real defaults.
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     pub host: String,
     pub port: u16,
@@ -15,6 +17,9 @@ pub struct Options {
     /// Streamed mode: bytes read ahead of JavaScript per request stream.
     pub body_credit: usize,
     pub idle_timeout_ms: u64,
+    /// A connection whose handshake has not completed this long after its
+    /// first packet is dropped (quiche has no handshake timeout of its own).
+    pub handshake_timeout_ms: u64,
     pub max_connections: usize,
     pub max_streams_per_connection: u64,
     pub max_field_section_size: usize,
@@ -31,6 +36,7 @@ pub struct Options {
 pub const DEFAULT_BODY_WINDOW: usize = 16 * 1024;
 pub const DEFAULT_BODY_CREDIT: usize = 32 * 1024;
 pub const DEFAULT_MAX_FIELD_SECTION_SIZE: usize = 16 * 1024;
+pub const DEFAULT_HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
 
 impl Options {
     pub fn h3(&self) -> H3Options {

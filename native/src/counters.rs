@@ -22,6 +22,11 @@ pub struct Counters {
     pub handshake_failures: AtomicU64,
     /// UDP payload bytes handed to the kernel.
     pub udp_bytes_sent: AtomicU64,
+    /// Request streams (including WebTransport CONNECT streams) the HTTP/3
+    /// layer holds state for now, server-wide.
+    pub request_streams_open: AtomicU64,
+    /// Connections dropped because their handshake did not finish in time.
+    pub handshake_timeouts: AtomicU64,
 }
 
 impl Counters {

@@ -37,6 +37,7 @@ pub struct NativeOptions {
     pub body_window: Option<u32>,
     pub body_credit: Option<u32>,
     pub idle_timeout_ms: Option<u32>,
+    pub handshake_timeout_ms: Option<u32>,
     pub max_connections: Option<u32>,
     pub max_streams_per_connection: Option<u32>,
     pub max_field_section_size: Option<u32>,
@@ -67,6 +68,7 @@ pub struct NativeLimits {
     pub default_body_window: u32,
     pub default_body_credit: u32,
     pub default_max_field_section_size: u32,
+    pub default_handshake_timeout_ms: u32,
 }
 
 #[napi]
@@ -77,6 +79,7 @@ pub fn limits() -> NativeLimits {
         default_body_window: config::DEFAULT_BODY_WINDOW as u32,
         default_body_credit: config::DEFAULT_BODY_CREDIT as u32,
         default_max_field_section_size: config::DEFAULT_MAX_FIELD_SECTION_SIZE as u32,
+        default_handshake_timeout_ms: config::DEFAULT_HANDSHAKE_TIMEOUT_MS as u32,
     }
 }
 
@@ -93,6 +96,8 @@ pub struct NativeCounters {
     pub connections_open: f64,
     pub handshake_failures: f64,
     pub udp_bytes_sent: f64,
+    pub request_streams_open: f64,
+    pub handshake_timeouts: f64,
 }
 
 #[napi]
@@ -116,6 +121,7 @@ pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<Native
         body_window: options.body_window.map_or(config::DEFAULT_BODY_WINDOW, |v| v as usize),
         body_credit: options.body_credit.map_or(config::DEFAULT_BODY_CREDIT, |v| v as usize),
         idle_timeout_ms: u64::from(options.idle_timeout_ms.unwrap_or(30_000)),
+        handshake_timeout_ms: options.handshake_timeout_ms.map_or(config::DEFAULT_HANDSHAKE_TIMEOUT_MS, u64::from),
         max_connections: options.max_connections.unwrap_or(10_000) as usize,
         max_streams_per_connection: u64::from(options.max_streams_per_connection.unwrap_or(128)),
         max_field_section_size: options
@@ -192,6 +198,8 @@ impl NativeServer {
             connections_open: C::get(&c.connections_open) as f64,
             handshake_failures: C::get(&c.handshake_failures) as f64,
             udp_bytes_sent: C::get(&c.udp_bytes_sent) as f64,
+            request_streams_open: C::get(&c.request_streams_open) as f64,
+            handshake_timeouts: C::get(&c.handshake_timeouts) as f64,
         }
     }
 

@@ -4,7 +4,7 @@
 //! connection read its streams, writes packets, and sends at most one event
 //! batch to JavaScript.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -69,6 +69,11 @@ struct Conn {
     cids: Vec<Vec<u8>>,
     cid_hex: String,
     dirty: bool,
+    /// When the first packet arrived, for the handshake timeout.
+    accepted_at: Instant,
+    /// The handshake timed out: the connection is closed and dropped once
+    /// its CONNECTION_CLOSE went out, without the draining period.
+    expired: bool,
 }
 
 pub struct Server {
@@ -101,6 +106,10 @@ pub struct Server {
     drain_started: Option<Instant>,
     keylog: Option<crate::keylog::KeyLog>,
     qlog: Option<crate::qlog::QlogDir>,
+    /// Connections in accept order with their accept time, for the handshake
+    /// timeout: accept times only grow, so the front is the next deadline and
+    /// each connection is looked at O(1) times, not on every turn.
+    handshakes: VecDeque<(Instant, u32)>,
 }
 
 pub struct Bound {
@@ -186,6 +195,7 @@ impl Server {
             drain_started: None,
             keylog,
             qlog,
+            handshakes: VecDeque::new(),
         };
         Ok(Bound { server, shared, local })
     }
@@ -230,6 +240,7 @@ impl Server {
             self.read_packets();
         }
         self.fire_timers();
+        self.expire_handshakes();
         self.process_dirty();
         self.send_packets();
         self.collect_closed();
@@ -246,6 +257,9 @@ impl Server {
         }
         let now = Instant::now();
         let mut next = self.conns.values().filter_map(|c| c.quic.timeout_instant()).min();
+        if let Some(h) = self.next_handshake_deadline() {
+            next = Some(next.map_or(h, |n| n.min(h)));
+        }
         if let Some(started) = self.drain_started {
             let deadline = started + DRAIN_DEADLINE;
             next = Some(next.map_or(deadline, |n| n.min(deadline)));
@@ -351,10 +365,12 @@ impl Server {
         Counters::add(&self.shared.counters.connections_accepted, 1);
         Counters::add(&self.shared.counters.connections_open, 1);
         let cid_hex = hex(&scid);
+        let now = Instant::now();
         self.events.conn_open(handle, &from.to_string(), &cid_hex);
         self.cids.insert(scid.to_vec(), handle);
         self.cids.insert(odcid.to_vec(), handle);
-        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false });
+        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false, accepted_at: now, expired: false });
+        self.handshakes.push_back((now, handle));
         Some(handle)
     }
 
@@ -451,6 +467,50 @@ impl Server {
         for h in due {
             if let Some(c) = self.conns.get_mut(&h) {
                 c.quic.on_timeout();
+            }
+            self.mark_dirty(h);
+        }
+    }
+
+    fn handshake_timeout(&self) -> Duration {
+        Duration::from_millis(self.options.handshake_timeout_ms)
+    }
+
+    /// The earliest handshake deadline (the front of the queue; at worst an
+    /// early wake-up for a connection that completed meanwhile).
+    fn next_handshake_deadline(&self) -> Option<Instant> {
+        self.handshakes.front().map(|(at, _)| *at + self.handshake_timeout())
+    }
+
+    /// Still waiting for its handshake: in the table (the same connection,
+    /// not a later one that reused the handle), not established, not closed.
+    fn handshaking(&self, at: Instant, handle: u32) -> bool {
+        self.conns
+            .get(&handle)
+            .is_some_and(|c| c.accepted_at == at && !c.expired && !c.quic.is_established() && !c.quic.is_closed())
+    }
+
+    /// Drops connections whose handshake has not completed in time: a
+    /// client that sends an Initial and stalls would otherwise hold a
+    /// connection slot until the idle timeout, which restarts with every
+    /// packet. The client gets CONNECTION_CLOSE (NO_ERROR, reason "handshake
+    /// timeout"); the slot is freed in the same loop turn.
+    fn expire_handshakes(&mut self) {
+        let limit = self.handshake_timeout();
+        let now = Instant::now();
+        while let Some(&(at, h)) = self.handshakes.front() {
+            if !self.handshaking(at, h) {
+                self.handshakes.pop_front();
+                continue;
+            }
+            if now < at + limit {
+                break;
+            }
+            self.handshakes.pop_front();
+            if let Some(c) = self.conns.get_mut(&h) {
+                c.expired = true;
+                let _ = c.quic.close(false, 0x0, b"handshake timeout");
+                Counters::add(&self.shared.counters.handshake_timeouts, 1);
             }
             self.mark_dirty(h);
         }
@@ -554,7 +614,8 @@ impl Server {
     }
 
     fn collect_closed(&mut self) {
-        let closed: Vec<u32> = self.conns.iter().filter(|(_, c)| c.quic.is_closed()).map(|(h, _)| *h).collect();
+        let closed: Vec<u32> =
+            self.conns.iter().filter(|(_, c)| c.quic.is_closed() || (c.expired && !c.dirty)).map(|(h, _)| *h).collect();
         for h in closed {
             let Some(mut conn) = self.conns.remove(&h) else { continue };
             conn.h3.on_connection_closed(&mut self.events);

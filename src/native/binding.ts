@@ -13,6 +13,7 @@ export interface NativeOptions {
   bodyWindow?: number;
   bodyCredit?: number;
   idleTimeoutMs?: number;
+  handshakeTimeoutMs?: number;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
@@ -42,6 +43,10 @@ export interface NativeCounters {
   handshakeFailures: number;
   /** UDP payload bytes sent. */
   udpBytesSent: number;
+  /** Request streams (WebTransport CONNECT streams included) the native core holds state for now. */
+  requestStreamsOpen: number;
+  /** Connections dropped because their handshake did not complete within handshakeTimeoutMs. */
+  handshakeTimeouts: number;
 }
 
 export interface NativeServer {
@@ -58,6 +63,7 @@ export interface NativeLimits {
   defaultBodyWindow: number;
   defaultBodyCredit: number;
   defaultMaxFieldSectionSize: number;
+  defaultHandshakeTimeoutMs: number;
 }
 
 interface Addon {

@@ -17,10 +17,11 @@ import time
 
 from aioquic.asyncio.client import connect
 from aioquic.asyncio.protocol import QuicConnectionProtocol
+from aioquic.buffer import Buffer, BufferReadError
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import ConnectionTerminated, StopSendingReceived, StreamReset
+from aioquic.quic.events import ConnectionTerminated, StopSendingReceived, StreamDataReceived, StreamReset
 
 H3_REQUEST_CANCELLED = 0x10C
 
@@ -70,8 +71,28 @@ class Client(QuicConnectionProtocol):
         # When set, leaving the connect() block sends no CONNECTION_CLOSE:
         # the socket is just closed, like a client that vanished.
         self.silent = False
+        # aioquic discards GOAWAY without telling the application: the
+        # server's control stream (ID 3) is read here too, so tests can see
+        # the stream ID a graceful shutdown announced.
+        self.goaway = None
+        self.server_control = b""
+
+    def note_server_control(self, data):
+        self.server_control += data
+        buf = Buffer(data=self.server_control)
+        try:
+            buf.pull_uint_var()  # stream type
+            while not buf.eof():
+                frame_type = buf.pull_uint_var()
+                payload = buf.pull_bytes(buf.pull_uint_var())
+                if frame_type == 0x7:
+                    self.goaway = Buffer(data=payload).pull_uint_var()
+        except BufferReadError:
+            pass  # a frame still arriving
 
     def quic_event_received(self, event):
+        if isinstance(event, StreamDataReceived) and event.stream_id == 3:
+            self.note_server_control(event.data)
         if isinstance(event, ConnectionTerminated):
             self.terminated = {"error_code": event.error_code, "reason": event.reason_phrase}
             for ex in self.exchanges.values():
@@ -225,6 +246,7 @@ async def run(args, plan):
                 exchanges = await asyncio.gather(*(one(spec) for spec in plan["requests"]))
             out["responses"] = [ex.result() for ex in exchanges]
             out["connection_terminated"] = client.terminated
+            out["goaway"] = client.goaway
             if close is None:
                 client.silent = True
             elif client.terminated is None:

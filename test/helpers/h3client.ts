@@ -51,6 +51,8 @@ export interface ClientResult {
   alpn: string | null;
   responses: H3Response[];
   connection_terminated: { error_code: number; reason: string } | null;
+  /** The stream ID of a GOAWAY the server sent, if any. */
+  goaway?: number | null;
 }
 
 /** Runs one of the Python clients in test/clients with a JSON plan on stdin; resolves with its JSON result. */

@@ -141,6 +141,8 @@ pub struct H3Connection {
     sessions: Sessions,
     /// Next server-initiated unidirectional stream (3 is the control stream).
     next_server_uni: u64,
+    /// This connection's share of `Counters::request_streams_open`.
+    request_streams: u64,
 }
 
 impl H3Connection {
@@ -167,7 +169,21 @@ impl H3Connection {
             undelivered: Vec::new(),
             sessions: Sessions::new(),
             next_server_uni: CONTROL_STREAM_ID + 4,
+            request_streams: 0,
         }
+    }
+
+    /// Brings this connection's share of the server-wide live request-stream
+    /// count up to date. Recounting (rather than tracking every insert and
+    /// remove) keeps it exact whatever path retired a stream.
+    fn sync_request_gauge(&mut self) {
+        let now = self.streams.values().filter(|s| matches!(s, StreamState::Request(_))).count() as u64;
+        if now > self.request_streams {
+            Counters::add(&self.counters.request_streams_open, now - self.request_streams);
+        } else if now < self.request_streams {
+            Counters::sub(&self.counters.request_streams_open, self.request_streams - now);
+        }
+        self.request_streams = now;
     }
 
     /// Requests not yet answered, or answered but not yet delivered: a
@@ -232,6 +248,7 @@ impl H3Connection {
             if let Err(e) = self.read_stream(quic, id, events, scratch) {
                 if e.connection {
                     self.closing = true;
+                    self.sync_request_gauge();
                     return Outcome { close: Some(e) };
                 }
                 self.fail_stream(quic, id, e, events);
@@ -242,6 +259,7 @@ impl H3Connection {
             return Outcome { close: Some(e) };
         }
         self.flush(quic);
+        self.sync_request_gauge();
         Outcome::default()
     }
 
@@ -737,6 +755,7 @@ impl H3Connection {
             _ => return,
         }
         self.respond_bytes(quic, id, status, fields, body);
+        self.sync_request_gauge();
     }
 
     /// A HEADERS frame carrying `:status` and the fields, QPACK-encoded
@@ -926,6 +945,8 @@ impl H3Connection {
 
     /// The connection is gone: every session and stream on it is closed.
     pub fn on_connection_closed(&mut self, events: &mut EventBatch) {
+        self.streams.clear();
+        self.sync_request_gauge();
         for (id, session) in std::mem::take(&mut self.sessions) {
             for s in &session.peer_streams {
                 Counters::sub(&self.counters.wt_peer_streams_open, 1);

@@ -1,0 +1,52 @@
+//! Request validation (native/src/h3/request.rs) behind quiche's QPACK
+//! decoder, as the server runs it: the input is a HEADERS payload decoded
+//! with the server's field-section limit, then checked as a request and as
+//! trailers. Whatever is accepted must satisfy RFC 9114 section 4.3.1 and
+//! 4.2: a method, lowercase valid names, no CR/LF/NUL in values, no
+//! connection-specific fields, and a path unless it is a plain CONNECT.
+#![no_main]
+
+use h3core::h3::request::{validate_request, validate_trailers};
+use libfuzzer_sys::fuzz_target;
+
+#[path = "napi_stubs.rs"]
+mod napi_stubs;
+use quiche::h3::NameValue;
+
+fn check_name(name: &[u8]) {
+    assert!(!name.is_empty());
+    assert!(name.iter().all(|b| !b.is_ascii_uppercase() && *b > b' ' && *b < 0x7f && *b != b':'));
+    assert!(!matches!(name, b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade"));
+}
+
+fn check_value(v: &[u8]) {
+    assert!(!v.iter().any(|b| matches!(b, 0 | b'\r' | b'\n')));
+}
+
+fuzz_target!(|input: &[u8]| {
+    let mut decoder = quiche::h3::qpack::Decoder::new();
+    let Ok(lines) = decoder.decode(input, 16 * 1024) else { return };
+    if validate_trailers(&lines).is_ok() {
+        for l in &lines {
+            check_name(l.name());
+            check_value(l.value());
+        }
+    }
+    if let Ok(head) = validate_request(lines) {
+        assert!(!head.method.is_empty());
+        check_value(&head.method);
+        for (n, v) in &head.fields {
+            check_name(n);
+            check_value(v);
+        }
+        if head.is_plain_connect() {
+            assert!(head.authority.is_some());
+        } else {
+            assert!(head.path.as_ref().is_some_and(|p| !p.is_empty()));
+        }
+        if let Some(cl) = head.content_length {
+            let line = head.fields.iter().find(|(n, _)| n == b"content-length").expect("content-length field kept");
+            assert_eq!(std::str::from_utf8(&line.1).ok().and_then(|s| s.parse::<u64>().ok()), Some(cl));
+        }
+    }
+});
