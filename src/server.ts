@@ -172,6 +172,9 @@ export class Http3Server extends EventEmitter implements EventSink {
           // panics inside the native core.
           panicOnPath: process.env.H3_NODE_FAULT_PANIC_PATH,
           webtransport: this.options.webtransport ?? false,
+          // Benchmark only (bench/README.md): Rust answers Profile A or C
+          // itself, the ceiling for the boundary's cost.
+          benchNativeHandler: process.env.H3_BENCH_NATIVE_HANDLER,
         },
         (batch) => this.onBatch(batch),
       );
@@ -201,6 +204,8 @@ export class Http3Server extends EventEmitter implements EventSink {
         bodyBytesRead: 0,
         connectionsAccepted: 0,
         connectionsOpen: 0,
+        wtDatagramsReceived: 0,
+        quicDatagramsReceived: 0,
       }
     );
   }

@@ -38,6 +38,7 @@ type result struct {
 	Conns     int              `json:"conns"`
 	Streams   int              `json:"streams"`
 	BodyBytes int              `json:"body_bytes"`
+	Idle      int              `json:"idle_conns,omitempty"`
 }
 
 func newTransport() *http3.Transport {
@@ -57,9 +58,12 @@ func main() {
 	duration := flag.Duration("duration", 0, "run for this long instead of a request count")
 	fresh := flag.Bool("fresh", false, "one new connection per request, sequential (time to first byte)")
 	timeout := flag.Duration("timeout", 5*time.Second, "per-request timeout")
+	idle := flag.Int("idle", 0, "idle connections to open (one request each) and hold during the run")
+	idleHold := flag.Duration("idle-hold", 2*time.Second, "pause after the idle connections are open, before the load (for RSS sampling)")
 	flag.Parse()
 
 	body := bytes.Repeat([]byte("x"), *bodySize)
+	finished := make(chan struct{})
 	var done, errs, timeouts atomic.Int64
 	var mu sync.Mutex
 	latencies := make([]time.Duration, 0, 1<<16)
@@ -113,6 +117,37 @@ func main() {
 		return done.Add(1) <= *requests
 	}
 
+	// Idle connections: opened before the load, kept open until the end.
+	// "IDLE_READY n" on stderr tells the harness to sample the server's RSS.
+	idleOpen := 0
+	if *idle > 0 {
+		var iwg sync.WaitGroup
+		var ok atomic.Int64
+		sem := make(chan struct{}, 50)
+		for i := 0; i < *idle; i++ {
+			iwg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer iwg.Done()
+				defer func() { <-sem }()
+				tr := newTransport()
+				tr.QUICConfig = &quic.Config{MaxIdleTimeout: 60 * time.Second, KeepAlivePeriod: 10 * time.Second}
+				c := &http.Client{Transport: tr}
+				req, _ := http.NewRequest("GET", *url, nil)
+				if resp, err := c.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					ok.Add(1)
+				}
+				defer func() { go func() { <-finished; tr.Close() }() }()
+			}()
+		}
+		iwg.Wait()
+		idleOpen = int(ok.Load())
+		fmt.Fprintf(os.Stderr, "IDLE_READY %d\n", idleOpen)
+		time.Sleep(*idleHold)
+	}
+
 	mode := "warm"
 	if *fresh {
 		mode = "fresh"
@@ -155,6 +190,7 @@ func main() {
 		wg.Wait()
 	}
 	elapsed := time.Since(start).Seconds()
+	close(finished)
 
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
 	pct := func(p float64) float64 {
@@ -168,7 +204,7 @@ func main() {
 	out := result{
 		Requests: n, Errors: errs.Load(), Timeouts: timeouts.Load(), Seconds: elapsed,
 		RPS: float64(n) / elapsed, P50ms: pct(0.5), P90ms: pct(0.9), P99ms: pct(0.99),
-		Statuses: statuses, Mode: mode, Conns: *conns, Streams: *streams, BodyBytes: *bodySize,
+		Statuses: statuses, Mode: mode, Conns: *conns, Streams: *streams, BodyBytes: *bodySize, Idle: idleOpen,
 	}
 	json.NewEncoder(os.Stdout).Encode(out)
 }

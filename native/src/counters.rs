@@ -17,6 +17,9 @@ pub struct Counters {
     pub wt_sessions_open: AtomicU64,
     pub wt_peer_streams_open: AtomicU64,
     pub wt_datagrams_received: AtomicU64,
+    /// DATAGRAM frames quiche reports received (`Stats::dgram_recv`), summed
+    /// over connections: the reference W7 checks `usage.datagrams` against.
+    pub quic_datagrams_received: AtomicU64,
 }
 
 impl Counters {

@@ -7,6 +7,7 @@
 
 #![deny(clippy::all)]
 
+pub mod bench_handler;
 pub mod boundary;
 pub mod config;
 pub mod counters;
@@ -43,6 +44,9 @@ pub struct NativeOptions {
     pub panic_on_path: Option<String>,
     /// Serve WebTransport sessions (extended CONNECT, HTTP datagrams).
     pub webtransport: Option<bool>,
+    /// Benchmark only ("a" or "c"): Rust answers Profile A / C itself
+    /// (bench_handler.rs), to measure the boundary's cost.
+    pub bench_native_handler: Option<String>,
 }
 
 #[napi(object)]
@@ -85,6 +89,10 @@ pub struct NativeCounters {
     pub body_bytes_read: f64,
     pub connections_accepted: f64,
     pub connections_open: f64,
+    /// Datagrams counted for open WebTransport sessions.
+    pub wt_datagrams_received: f64,
+    /// DATAGRAM frames quiche reports received (its `Stats::dgram_recv`).
+    pub quic_datagrams_received: f64,
 }
 
 #[napi]
@@ -116,6 +124,13 @@ pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<Native
         stream_window: u64::from(options.stream_window.unwrap_or(256 * 1024)),
         panic_on_path: options.panic_on_path,
         webtransport: options.webtransport.unwrap_or(false),
+        bench_native_handler: match options.bench_native_handler.as_deref() {
+            None | Some("") => None,
+            Some(name) => Some(
+                bench_handler::NativeHandler::parse(name)
+                    .ok_or_else(|| Error::from_reason(format!("unknown bench native handler: {name} (a or c)")))?,
+            ),
+        },
     };
     let sink: server::Sink = Box::new(move |batch: Vec<u8>| {
         on_events.call(Buffer::from(batch), ThreadsafeFunctionCallMode::NonBlocking);
@@ -180,6 +195,8 @@ impl NativeServer {
             body_bytes_read: C::get(&c.body_bytes_read) as f64,
             connections_accepted: C::get(&c.connections_accepted) as f64,
             connections_open: C::get(&c.connections_open) as f64,
+            wt_datagrams_received: C::get(&c.wt_datagrams_received) as f64,
+            quic_datagrams_received: C::get(&c.quic_datagrams_received) as f64,
         }
     }
 

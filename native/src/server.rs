@@ -69,6 +69,8 @@ struct Conn {
     cids: Vec<Vec<u8>>,
     cid_hex: String,
     dirty: bool,
+    /// quiche's DATAGRAM receive count already added to the counters.
+    dgrams_counted: usize,
 }
 
 pub struct Server {
@@ -339,7 +341,7 @@ impl Server {
         self.events.conn_open(handle, &from.to_string(), &cid_hex);
         self.cids.insert(scid.to_vec(), handle);
         self.cids.insert(odcid.to_vec(), handle);
-        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false });
+        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false, dgrams_counted: 0 });
         Some(handle)
     }
 
@@ -461,6 +463,11 @@ impl Server {
                 }
                 Err(_) => self.on_panic(h, "HTTP/3 processing"),
             }
+            if self.options.webtransport {
+                if let Some(conn) = self.conns.get_mut(&h) {
+                    count_quic_datagrams(conn, &self.shared.counters);
+                }
+            }
         }
     }
 
@@ -542,6 +549,7 @@ impl Server {
         let closed: Vec<u32> = self.conns.iter().filter(|(_, c)| c.quic.is_closed()).map(|(h, _)| *h).collect();
         for h in closed {
             let Some(mut conn) = self.conns.remove(&h) else { continue };
+            count_quic_datagrams(&mut conn, &self.shared.counters);
             conn.h3.on_connection_closed(&mut self.events);
             Counters::sub(&self.shared.counters.connections_open, 1);
             for cid in &conn.cids {
@@ -615,6 +623,13 @@ fn flush_run(
         return;
     }
     blocked.push((contents.to_vec(), run.to, segment));
+}
+
+/// Adds the DATAGRAM frames quiche received on `conn` since the last call.
+fn count_quic_datagrams(conn: &mut Conn, counters: &Counters) {
+    let n = conn.quic.stats().dgram_recv;
+    Counters::add(&counters.quic_datagrams_received, n.saturating_sub(conn.dgrams_counted) as u64);
+    conn.dgrams_counted = n;
 }
 
 fn bracket(host: &str) -> String {

@@ -19,6 +19,8 @@ export interface NativeOptions {
   streamWindow?: number;
   panicOnPath?: string;
   webtransport?: boolean;
+  /** Benchmark only: 'a' or 'c' makes Rust answer Profile A / C itself. */
+  benchNativeHandler?: string;
 }
 
 export interface NativeAddress {
@@ -36,6 +38,10 @@ export interface NativeCounters {
   bodyBytesRead: number;
   connectionsAccepted: number;
   connectionsOpen: number;
+  /** Datagrams counted for open WebTransport sessions. */
+  wtDatagramsReceived: number;
+  /** DATAGRAM frames quiche reports received (its Stats::dgram_recv). */
+  quicDatagramsReceived: number;
 }
 
 export interface NativeServer {

@@ -15,6 +15,7 @@ use super::frame::{self, Context, FrameEvent, FrameReader};
 use super::request::{validate_request, validate_trailers, RequestHead};
 use super::settings::{self, LocalSettings, PeerSettings};
 use super::webtransport::{self as wt, CapsuleEvent, Session, Sessions, WtStream};
+use crate::bench_handler::{self, NativeHandler};
 use crate::boundary::events::{abort_reason, request_flag, wt_stream, EventBatch};
 use crate::counters::Counters;
 use crate::varint::{self, Partial};
@@ -40,6 +41,8 @@ pub struct H3Options {
     pub panic_on_path: Option<Vec<u8>>,
     /// Extended CONNECT, HTTP datagrams and WebTransport sessions.
     pub webtransport: bool,
+    /// Benchmark only (bench_handler.rs): answer requests in Rust.
+    pub native_handler: Option<NativeHandler>,
 }
 
 /// The server's own control stream: the first server-initiated
@@ -636,6 +639,18 @@ impl H3Connection {
                 BodyMode::Buffered { .. } => req.read_done,
                 BodyMode::Streamed { .. } => true,
             };
+            if deliver && req.read_done {
+                if let Some(handler) = self.options.native_handler {
+                    // Benchmark-only path: no REQUEST event, Rust answers.
+                    req.delivered = true;
+                    req.responded = true;
+                    let head = req.head.take().unwrap_or_default();
+                    let body_len = std::mem::take(&mut req.body).len();
+                    let a = bench_handler::answer(handler, &head, body_len);
+                    self.respond_bytes(quic, id, a.status, a.fields, &a.body);
+                    return Ok(());
+                }
+            }
             if deliver {
                 req.delivered = true;
                 let head = req.head.take().unwrap_or_default();
