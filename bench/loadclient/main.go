@@ -15,9 +15,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/signal"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -39,6 +41,18 @@ type result struct {
 	Streams   int              `json:"streams"`
 	BodyBytes int              `json:"body_bytes"`
 	Idle      int              `json:"idle_conns,omitempty"`
+	// The client's own CPU time: near Seconds means the client, not the
+	// server, set the pace.
+	ClientCPU float64 `json:"client_cpu_s"`
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
 }
 
 func newTransport() *http3.Transport {
@@ -106,11 +120,20 @@ func main() {
 	}
 
 	start := time.Now()
+	cpuStart := cpuSeconds()
 	deadline := time.Time{}
 	if *duration > 0 {
 		deadline = start.Add(*duration)
 	}
+	// SIGTERM/SIGINT: stop sending, finish what is in flight, report.
+	var stopped atomic.Bool
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	go func() { <-sigs; stopped.Store(true) }()
 	more := func() bool {
+		if stopped.Load() {
+			return false
+		}
 		if !deadline.IsZero() {
 			return time.Now().Before(deadline)
 		}
@@ -173,6 +196,7 @@ func main() {
 		errs.Store(0)
 		timeouts.Store(0)
 		start = time.Now()
+		cpuStart = cpuSeconds()
 		if *duration > 0 {
 			deadline = start.Add(*duration)
 		}
@@ -190,6 +214,7 @@ func main() {
 		wg.Wait()
 	}
 	elapsed := time.Since(start).Seconds()
+	cpuEnd := cpuSeconds()
 	close(finished)
 
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
@@ -204,7 +229,7 @@ func main() {
 	out := result{
 		Requests: n, Errors: errs.Load(), Timeouts: timeouts.Load(), Seconds: elapsed,
 		RPS: float64(n) / elapsed, P50ms: pct(0.5), P90ms: pct(0.9), P99ms: pct(0.99),
-		Statuses: statuses, Mode: mode, Conns: *conns, Streams: *streams, BodyBytes: *bodySize, Idle: idleOpen,
+		Statuses: statuses, Mode: mode, Conns: *conns, Streams: *streams, BodyBytes: *bodySize, Idle: idleOpen, ClientCPU: cpuEnd - cpuStart,
 	}
 	json.NewEncoder(os.Stdout).Encode(out)
 }
