@@ -1008,7 +1008,9 @@ impl H3Connection {
 
     /// HTTP/3 datagrams (RFC 9297): quarter stream ID, then payload. A
     /// datagram for an open session is counted and echoed; others dropped.
-    fn on_datagrams(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut [u8]) {
+    /// Also called by the I/O loop between packets when quiche's receive
+    /// queue fills up (server.rs, DGRAM_DRAIN_AT).
+    pub fn on_datagrams(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut [u8]) {
         let mut count = 0u32;
         while let Ok(n) = quic.dgram_recv(scratch) {
             let Some((quarter, _)) = varint::decode(&scratch[..n]) else { continue };
