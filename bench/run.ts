@@ -501,6 +501,10 @@ async function main() {
   const w1Rps = med('W1', ts, 'rps');
   const checks: Check[] = [
     check('W1', 'req/s vs Caddy', w1Rps / med('W1', 'caddy', 'rps'), 'min', 2.0),
+    // Server-bound view: requests one fully busy core could serve (1 / CPU
+    // per request). At 20 streams neither server nor client saturates a
+    // core, so req/s above is bounded by the client and the round trip.
+    check('W1', 'capacity/core vs Caddy', med('W1', 'caddy', 'cpu_us_per_req') / med('W1', ts, 'cpu_us_per_req'), 'min', 2.0),
     check('W1', 'CPU/request vs Caddy', med('W1', ts, 'cpu_us_per_req') / med('W1', 'caddy', 'cpu_us_per_req'), 'max', 0.5),
     check('W2', 'TTFB p50 vs Caddy', med('W2', ts, 'p50_ms') / med('W2', 'caddy', 'p50_ms'), 'max', 1.0),
     check('W3', 'req/s vs Caddy->Node', med('W3', ts, 'rps') / med('W3', 'caddy -> node http', 'rps'), 'min', 2.0),
@@ -511,6 +515,9 @@ async function main() {
     check('W5', 'req/s vs W1', w5r[0].load.rps / w1Rps, 'min', 0.9),
     check('W6', 'W1 TypeScript vs native', w1Rps / med('W1', nat, 'rps'), 'min', 0.7),
     check('W6', 'W3 TypeScript vs native', med('W3', ts, 'rps') / med('W3', nat, 'rps'), 'min', 0.7),
+    // The same at a saturated server core: native CPU/request over TypeScript's.
+    check('W6', 'W1 capacity/core TS vs native', med('W1', nat, 'cpu_us_per_req') / med('W1', ts, 'cpu_us_per_req'), 'min', 0.7),
+    check('W6', 'W3 capacity/core TS vs native', med('W3', nat, 'cpu_us_per_req') / med('W3', ts, 'cpu_us_per_req'), 'min', 0.7),
     check('W7', 'usage.datagrams = quiche', w7r.usage_datagrams === w7r.quiche_dgram_recv && w7r.usage_datagrams > 0 ? 1 : 0, 'min', 1, 'yes'),
     check('W7', '/stats p99 meanwhile', w7r.stats.p99_ms, 'max', 10, 'ms'),
   ];
@@ -518,8 +525,8 @@ async function main() {
   // Table of medians per workload and server.
   log('');
   log(`Results (median of ${P.rounds} round(s)); server on core ${SERVER_CORE}, client on core ${CLIENT_CORE}`);
-  log('| workload | server | req/s | p50 ms | p99 ms | server CPU us/req | peak RSS MiB | errors |');
-  log('|---|---|---:|---:|---:|---:|---:|---:|');
+  log('| workload | server | req/s | p50 ms | p99 ms | server CPU us/req | server core busy | client core busy | peak RSS MiB | errors |');
+  log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   const seen = new Set<string>();
   for (const r of rows) {
     const key = `${r.workload}|${r.variant}`;
@@ -529,6 +536,7 @@ async function main() {
     log(
       `| ${r.workload} | ${r.variant} | ${med(r.workload, r.variant, 'rps').toFixed(0)} | ${med(r.workload, r.variant, 'p50_ms').toFixed(2)} | ` +
         `${r.client.startsWith('h2load') ? 'n/a' : med(r.workload, r.variant, 'p99_ms').toFixed(2)} | ${med(r.workload, r.variant, 'cpu_us_per_req').toFixed(1)} | ` +
+        `${busy(r.workload, r.variant)} | ${clientBusy(r.workload, r.variant)} | ` +
         `${(med(r.workload, r.variant, 'peak_rss_kib') / 1024).toFixed(1)} | ${errs} |`,
     );
   }
@@ -560,6 +568,19 @@ async function main() {
   fs.writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
   fs.writeFileSync(`${base}.svg`, renderChart(result));
   log(`wrote ${path.relative(ROOT, base)}.json and .svg`);
+}
+
+/** Share of its core the server used: CPU per request x req/s (median over rounds). */
+function busy(workload: string, variant: string): string {
+  const xs = rows.filter((r) => r.workload === workload && r.variant === variant).map((r) => (r.cpu_us_per_req * r.rps) / 1e6);
+  return `${(100 * median(xs)).toFixed(0)}%`;
+}
+
+function clientBusy(workload: string, variant: string): string {
+  const xs = rows
+    .filter((r) => r.workload === workload && r.variant === variant && r.client_cpu_s !== undefined)
+    .map((r) => r.client_cpu_s! / r.seconds);
+  return xs.length ? `${(100 * median(xs)).toFixed(0)}%` : 'n/a';
 }
 
 function fmt(v: number, unit: string): string {
