@@ -80,6 +80,10 @@ struct Conn {
     dgrams_counted: usize,
     /// This connection's entry in `Server::timers`.
     timer: Option<Instant>,
+    /// Sending waits for JavaScript's answer to this turn's events.
+    held: bool,
+    /// JavaScript's responses were applied this turn: send them now.
+    answered: bool,
 }
 
 pub struct Server {
@@ -103,6 +107,12 @@ pub struct Server {
     /// O(all connections): with 1,000 idle connections a scan per turn
     /// doubled the CPU per request (bench W5).
     timers: BTreeSet<(Instant, u32)>,
+    /// Connections whose packets wait until JavaScript acknowledges the
+    /// batch noted with each: a turn that hands requests to JavaScript would
+    /// otherwise send an ACK-only packet now and the responses a moment
+    /// later; held, the ACK rides with the responses (one packet, one
+    /// send, one wake-up of the client fewer per turn).
+    held: Vec<(u32, u64)>,
     /// GSO/GRO-capable socket state (quinn-udp).
     udp: quinn_udp::UdpSocketState,
     recv_buf: Vec<u8>,
@@ -192,6 +202,7 @@ impl Server {
             dirty: Vec::new(),
             touched: Vec::new(),
             timers: BTreeSet::new(),
+            held: Vec::new(),
             udp,
             recv_buf: vec![0; 65536],
             send_buf: vec![0; MAX_GSO_SEGMENTS * MAX_PACKET],
@@ -364,7 +375,7 @@ impl Server {
         self.events.conn_open(handle, &from.to_string(), &cid_hex);
         self.cids.insert(scid.to_vec(), handle);
         self.cids.insert(odcid.to_vec(), handle);
-        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false, dgrams_counted: 0, timer: None });
+        self.conns.insert(handle, Conn { quic, h3, peer: from, cids: vec![scid.to_vec(), odcid.to_vec()], cid_hex, dirty: false, dgrams_counted: 0, timer: None, held: false, answered: false });
         Some(handle)
     }
 
@@ -376,6 +387,7 @@ impl Server {
                 match cmd {
                     Ok(Command::Respond(r)) => {
                         let Some(conn) = self.conns.get_mut(&r.conn) else { continue };
+                        conn.answered = true;
                         let result = catch_unwind(AssertUnwindSafe(|| {
                             conn.h3.respond(&mut conn.quic, r.stream, r.status, &r.fields, r.body)
                         }));
@@ -391,12 +403,35 @@ impl Server {
                 }
             }
         }
+        self.release_held();
         // Acknowledged batches free body credit: revisit streams waiting on it.
         if !matches!(self.h3_options.body_mode, crate::h3::connection::BodyMode::Streamed { .. }) {
             return;
         }
         let waiting: Vec<u32> = self.conns.iter().filter(|(_, c)| c.h3.has_credit_waiters()).map(|(h, _)| *h).collect();
         for h in waiting {
+            self.mark_dirty(h);
+        }
+    }
+
+    /// Once JavaScript has acknowledged the batch held connections wait for
+    /// (its responses, if any, are applied by then), they send again.
+    fn release_held(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        let acked = self.shared.acked_batch.load(Ordering::Acquire);
+        let mut i = 0;
+        while i < self.held.len() {
+            let (h, seq) = self.held[i];
+            if seq > acked {
+                i += 1;
+                continue;
+            }
+            self.held.swap_remove(i);
+            if let Some(c) = self.conns.get_mut(&h) {
+                c.held = false;
+            }
             self.mark_dirty(h);
         }
     }
@@ -481,7 +516,12 @@ impl Server {
             conn.h3.set_batches(self.batch_seq, acked);
             let events = &mut self.events;
             let scratch = &mut self.scratch;
+            let before = events.len_bytes();
             let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, events, scratch)));
+            if self.events.len_bytes() > before && self.drain_started.is_none() && !conn.held && !conn.answered {
+                conn.held = true;
+                self.held.push((h, self.batch_seq));
+            }
             match result {
                 Ok(outcome) => {
                     if let Some(e) = outcome.close {
@@ -522,7 +562,11 @@ impl Server {
         for (i, h) in dirty.iter().enumerate() {
             let Some(conn) = self.conns.get_mut(h) else { continue };
             conn.dirty = false;
+            conn.answered = false;
             self.touched.push(*h);
+            if conn.held && !conn.quic.is_closed() {
+                continue;
+            }
             // Packets of one connection accumulate back to back in send_buf;
             // a run of equal-sized packets to one address (the last may be
             // shorter) leaves as one GSO send.
