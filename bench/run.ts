@@ -27,6 +27,8 @@ const CLIENT_CORE = CORES > 1 ? '1' : '0';
 
 const P = {
   rounds: QUICK ? 1 : 5,
+  /** Unmeasured requests before each measured W1/W3 run, for every server. */
+  warmup: QUICK ? 3_000 : 10_000,
   w1Requests: QUICK ? 10_000 : 100_000,
   w2Fresh: 100,
   w3Requests: QUICK ? 5_000 : 50_000,
@@ -279,11 +281,13 @@ async function w1w2(round: number) {
   for (const [variant, start] of servers) {
     const s = await start();
     const p = s.port ?? s.portA!;
+    await h3Load(s, `https://127.0.0.1:${p}/login`, warm(P.warmup)); // JIT, pools: not measured
     keep('W1', variant, round, await h3Load(s, `https://127.0.0.1:${p}/login`, warm(P.w1Requests)));
     keep('W2', variant, round, await h3Load(s, `https://127.0.0.1:${p}/login`, ['-fresh', '-requests', String(P.w2Fresh)]));
     await stop(s);
   }
   const h2 = await startNodeHttp2('a');
+  await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.warmup);
   keep('W1', 'node-http2 (h2load)', round, await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.w1Requests));
   await stop(h2);
 }
@@ -294,13 +298,16 @@ async function w3(round: number) {
   const post = ['-method', 'POST', '-body', '4096', ...warm(P.w3Requests)];
   for (const native of [false, true]) {
     const s = await startH3Node('c', native);
+    await h3Load(s, `https://127.0.0.1:${s.port}/count`, ['-method', 'POST', '-body', '4096', ...warm(P.warmup)]);
     keep('W3', native ? 'h3-node (native)' : 'h3-node (TypeScript)', round, await h3Load(s, `https://127.0.0.1:${s.port}/count`, post));
     await stop(s);
   }
   const c = await startCaddy(true);
+  await h3Load(c, `https://127.0.0.1:${c.portC}/count`, ['-method', 'POST', '-body', '4096', ...warm(P.warmup)]);
   keep('W3', 'caddy -> node http', round, await h3Load(c, `https://127.0.0.1:${c.portC}/count`, post));
   await stop(c);
   const h2 = await startNodeHttp2('c');
+  await h2Load(h2, `https://127.0.0.1:${h2.port}/count`, P.warmup, body);
   keep('W3', 'node-http2 (h2load)', round, await h2Load(h2, `https://127.0.0.1:${h2.port}/count`, P.w3Requests, body));
   await stop(h2);
 }
