@@ -39,10 +39,10 @@ function checkLabel(c: Check): string {
 }
 
 export function renderChart(result: Result): string {
-  const W = 1100;
+  const W = 1280;
   const out: string[] = [];
   const text = (x: number, y: number, s: string, attrs = '') =>
-    out.push(`<text x="${x}" y="${y}" font-family="sans-serif" font-size="12" ${attrs}>${esc(s)}</text>`);
+    out.push(`<text x="${x}" y="${y}" font-family="sans-serif" ${attrs.includes('font-size') ? '' : 'font-size="12" '}${attrs}>${esc(s)}</text>`);
 
   // Left panel: req/s per server.
   const groups = ['W1', 'W3'].map((w) => {
@@ -74,7 +74,7 @@ export function renderChart(result: Result): string {
 
   // Right panel: targets.
   const rx = 560;
-  const rLabel = 190;
+  const rLabel = 240;
   const rBar = 200;
   let ry = 70;
   text(rx, 50, 'targets: bar = how far past the target (dashed line); green = met', 'font-weight="bold"');
@@ -89,7 +89,7 @@ export function renderChart(result: Result): string {
   }
   const tx = rx + rLabel + rBar / scale;
   out.push(`<line x1="${tx}" y1="58" x2="${tx}" y2="${ry}" stroke="#333" stroke-dasharray="4,3"/>`);
-  const H = Math.max(leftBottom, ry) + 40;
+  const H = Math.max(leftBottom, ry) + 56;
 
   const head = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">`,
@@ -98,8 +98,20 @@ export function renderChart(result: Result): string {
       `h3-node benchmark, ${result.mode} run, ${result.date.slice(0, 16).replace('T', ' ')} UTC — server on core ${result.taskset.server_core}, client on core ${result.taskset.client_core}`,
     )}</text>`,
   ];
-  const foot = `<text x="20" y="${H - 14}" font-family="sans-serif" font-size="11" fill="#555">${esc(
-    'Same machine, same run, same quic-go HTTP/3 load client for every HTTP/3 server; node:http2 is loaded with h2load (HTTP/2). Ratios are what counts; absolute numbers are noisy on a shared machine.',
-  )}</text>`;
+  const foot = [
+    'Same machine, same run, same quic-go HTTP/3 load client for every HTTP/3 server; node:http2 is loaded with h2load (HTTP/2).',
+    'Ratios are what counts; absolute numbers are noisy on a shared machine. capacity/core = inverse of server CPU per request.',
+  ]
+    .map((line, i) => `<text x="20" y="${H - 30 + 14 * i}" font-family="sans-serif" font-size="11" fill="#555">${esc(line)}</text>`)
+    .join('\n');
   return [...head, ...out, foot, '</svg>', ''].join('\n');
+}
+
+// Redraw a chart from a results file:
+//   node --import tsx bench/chart.ts bench/results/<date>.json
+if (require.main === module && process.argv[2]) {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const fs = require('node:fs') as typeof import('node:fs');
+  const file = process.argv[2];
+  fs.writeFileSync(file.replace(/\.json$/, '.svg'), renderChart(JSON.parse(fs.readFileSync(file, 'utf8'))));
 }
