@@ -529,29 +529,34 @@ async function main() {
     check('W7', '/stats p99 meanwhile', w7r.stats.p99_ms, 'max', 10, 'ms'),
   ];
 
-  // Table of medians per workload and server.
-  log('');
-  log(`Results (median of ${P.rounds} round(s)); server on core ${SERVER_CORE}, client on core ${CLIENT_CORE}`);
-  log('| workload | server | req/s | p50 ms | p99 ms | server CPU us/req | server core busy | client core busy | peak RSS MiB | errors |');
-  log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  // Table of medians per workload and server; also kept for <date>.md.
+  const md: string[] = [];
+  const table = (line: string) => {
+    md.push(line);
+    process.stdout.write(`${line}\n`);
+  };
+  table('');
+  table(`Results (median of ${P.rounds} round(s)); server on core ${SERVER_CORE}, client on core ${CLIENT_CORE}`);
+  table('| workload | server | req/s | p50 ms | p99 ms | server CPU us/req | server core busy | client core busy | peak RSS MiB | errors |');
+  table('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   const seen = new Set<string>();
   for (const r of rows) {
     const key = `${r.workload}|${r.variant}`;
     if (seen.has(key)) continue;
     seen.add(key);
     const errs = rows.filter((x) => x.workload === r.workload && x.variant === r.variant).reduce((a, x) => a + x.errors + x.timeouts, 0);
-    log(
+    table(
       `| ${r.workload} | ${r.variant} | ${med(r.workload, r.variant, 'rps').toFixed(0)} | ${med(r.workload, r.variant, 'p50_ms').toFixed(2)} | ` +
         `${r.client.startsWith('h2load') ? 'n/a' : med(r.workload, r.variant, 'p99_ms').toFixed(2)} | ${med(r.workload, r.variant, 'cpu_us_per_req').toFixed(1)} | ` +
         `${busy(r.workload, r.variant)} | ${clientBusy(r.workload, r.variant)} | ` +
         `${(med(r.workload, r.variant, 'peak_rss_kib') / 1024).toFixed(1)} | ${errs} |`,
     );
   }
-  log('');
-  log('| id | check | measured | target | verdict |');
-  log('|---|---|---:|---:|---|');
+  table('');
+  table('| id | check | measured | target | verdict |');
+  table('|---|---|---:|---:|---|');
   for (const c of checks) {
-    log(`| ${c.id} | ${c.what} | ${fmt(c.value, c.unit)} | ${c.kind === 'min' ? '>=' : '<='} ${fmt(c.target, c.unit)} | ${c.pass ? 'met' : 'MISSED'} |`);
+    table(`| ${c.id} | ${c.what} | ${fmt(c.value, c.unit)} | ${c.kind === 'min' ? '>=' : '<='} ${fmt(c.target, c.unit)} | ${c.pass ? 'met' : 'MISSED'} |`);
   }
   const seconds = (Date.now() - started) / 1000;
   log(`\ntotal time ${seconds.toFixed(0)} s`);
@@ -574,7 +579,19 @@ async function main() {
   };
   fs.writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
   fs.writeFileSync(`${base}.svg`, renderChart(result));
-  log(`wrote ${path.relative(ROOT, base)}.json and .svg`);
+  const w5Lines = w5r.map(
+    (w) =>
+      `- W5 ${w.server}: ${w.idle} idle connections: RSS ${(w.rss_before_kib / 1024).toFixed(1)} -> ${(w.rss_idle_kib / 1024).toFixed(1)} MiB ` +
+      `= ${w.per_idle_kib.toFixed(1)} KiB per connection; then 64 x 16: ${w.load.rps.toFixed(0)} req/s`,
+  );
+  const extra = [
+    `- W4: ${w4r.attempts.map((a) => `413 after ${a.after_ms} ms, ${a.past_cap} B past the cap`).join('; ')}`,
+    ...w5Lines,
+    `- W7: ${w7r.sent} datagrams sent in ${w7r.send_seconds.toFixed(2)} s; usage.datagrams ${w7r.usage_datagrams}, quiche dgram_recv ${w7r.quiche_dgram_recv}; ` +
+      `/stats meanwhile ${w7r.stats.requests} requests, p50 ${w7r.stats.p50_ms} ms, p99 ${w7r.stats.p99_ms} ms`,
+  ];
+  fs.writeFileSync(`${base}.md`, [`${result.mode} run ${result.date}`, ...md, '', ...extra, ''].join('\n'));
+  process.stdout.write(`wrote ${path.relative(ROOT, base)}.json, .svg and .md\n`);
 }
 
 /** Share of its core the server used: CPU per request x req/s (median over rounds). */
