@@ -164,6 +164,26 @@ function statusKiB(pids: number[], key: 'VmHWM' | 'VmRSS'): number {
   return kib;
 }
 
+/** Per-core [busy, total] jiffies from /proc/stat, every process included. */
+function coreTimes(core: string): [number, number] {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n').find((l) => l.startsWith(`cpu${core} `));
+  if (!line) return [0, 0];
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = v.reduce((a, b) => a + b, 0);
+  return [total - v[3] - v[4], total]; // minus idle and iowait
+}
+
+/** Measures how busy both cores were over `run`, whoever used them. */
+async function withCores<T>(run: () => Promise<T>): Promise<{ value: T; serverCore: number; clientCore: number }> {
+  const s0 = coreTimes(SERVER_CORE);
+  const c0 = coreTimes(CLIENT_CORE);
+  const value = await run();
+  const s1 = coreTimes(SERVER_CORE);
+  const c1 = coreTimes(CLIENT_CORE);
+  const share = (a: [number, number], b: [number, number]) => (b[1] > a[1] ? (b[0] - a[0]) / (b[1] - a[1]) : 0);
+  return { value, serverCore: share(s0, s1), clientCore: share(c0, c1) };
+}
+
 // --------------------------------------------------------------- clients
 
 interface Load {
@@ -177,6 +197,9 @@ interface Load {
   p99_ms: number;
   client_cpu_s?: number;
   idle_conns?: number;
+  /** How busy each core was during the run, all processes of the machine included. */
+  server_core_all?: number;
+  client_core_all?: number;
   statuses?: Record<string, number>;
 }
 
@@ -211,11 +234,13 @@ function runClient(
 /** Runs the quic-go load client and charges the server's CPU over the run. */
 async function h3Load(server: Server, url: string, args: string[], onStderrLine?: (l: string) => void): Promise<Measured> {
   const t0 = cpuTicks(server.pids);
-  const out = await runClient(LOADCLIENT, ['-url', url, ...args], onStderrLine);
+  const cores = await withCores(() => runClient(LOADCLIENT, ['-url', url, ...args], onStderrLine));
   const t1 = cpuTicks(server.pids);
-  const r = JSON.parse(out) as Load;
+  const r = JSON.parse(cores.value) as Load;
   return {
     ...r,
+    server_core_all: cores.serverCore,
+    client_core_all: cores.clientCore,
     server: server.name,
     client: 'quic-go h3',
     cpu_us_per_req: r.requests ? (((t1 - t0) / CLK_TCK) * 1e6) / r.requests : 0,
@@ -226,7 +251,8 @@ async function h3Load(server: Server, url: string, args: string[], onStderrLine?
 async function h2Load(server: Server, url: string, n: number, bodyFile?: string): Promise<Measured> {
   const t0 = cpuTicks(server.pids);
   const args = ['-n', String(n), '-c', '1', '-m', '20', ...(bodyFile ? ['-d', bodyFile] : []), url];
-  const out = await runClient('h2load', args);
+  const cores = await withCores(() => runClient('h2load', args));
+  const out = cores.value;
   const t1 = cpuTicks(server.pids);
   const finished = out.match(/finished in ([\d.]+)(m?s), ([\d.]+) req\/s/);
   const reqs = out.match(/requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/);
@@ -245,6 +271,8 @@ async function h2Load(server: Server, url: string, n: number, bodyFile?: string)
     p90_ms: 0,
     p99_ms: 0,
     server: server.name,
+    server_core_all: cores.serverCore,
+    client_core_all: cores.clientCore,
     client: 'h2load (HTTP/2, mean latency)',
     cpu_us_per_req: ok ? (((t1 - t0) / CLK_TCK) * 1e6) / ok : 0,
     peak_rss_kib: statusKiB(server.pids, 'VmHWM'),
@@ -537,8 +565,10 @@ async function main() {
   };
   table('');
   table(`Results (median of ${P.rounds} round(s)); server on core ${SERVER_CORE}, client on core ${CLIENT_CORE}`);
-  table('| workload | server | req/s | p50 ms | p99 ms | server CPU us/req | server core busy | client core busy | peak RSS MiB | errors |');
-  table('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  table(
+    `| workload | server | req/s | p50 ms | p99 ms | server CPU us/req | server process busy | client process busy | core ${SERVER_CORE} busy (all) | core ${CLIENT_CORE} busy (all) | peak RSS MiB | errors |`,
+  );
+  table('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const seen = new Set<string>();
   for (const r of rows) {
     const key = `${r.workload}|${r.variant}`;
@@ -549,6 +579,7 @@ async function main() {
       `| ${r.workload} | ${r.variant} | ${med(r.workload, r.variant, 'rps').toFixed(0)} | ${med(r.workload, r.variant, 'p50_ms').toFixed(2)} | ` +
         `${r.client.startsWith('h2load') ? 'n/a' : med(r.workload, r.variant, 'p99_ms').toFixed(2)} | ${med(r.workload, r.variant, 'cpu_us_per_req').toFixed(1)} | ` +
         `${busy(r.workload, r.variant)} | ${clientBusy(r.workload, r.variant)} | ` +
+        `${pct(med(r.workload, r.variant, 'server_core_all'))} | ${pct(med(r.workload, r.variant, 'client_core_all'))} | ` +
         `${(med(r.workload, r.variant, 'peak_rss_kib') / 1024).toFixed(1)} | ${errs} |`,
     );
   }
@@ -606,6 +637,8 @@ function clientBusy(workload: string, variant: string): string {
     .map((r) => r.client_cpu_s! / r.seconds);
   return xs.length ? `${(100 * median(xs)).toFixed(0)}%` : 'n/a';
 }
+
+const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)}%` : 'n/a');
 
 function fmt(v: number, unit: string): string {
   if (unit === 'yes') return v >= 1 ? 'yes' : 'no';
