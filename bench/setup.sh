@@ -20,6 +20,10 @@ if ((${#missing[@]})); then
 fi
 command -v go >/dev/null || { echo "bench/setup.sh: Go is required for the load client (bench/loadclient)" >&2; exit 1; }
 
+# A fresh clone: the project's own setup first (Debian build packages, npm
+# dependencies, the Python venv).
+[[ -d node_modules/tsx ]] || bash scripts/setup.sh
+
 (cd bench/loadclient && go build -o loadclient .)
 [[ -x .venv/bin/python ]] || bash scripts/setup-python.sh
 [[ -f dist/server.js && -n "$(ls dist/native/*.node 2>/dev/null)" ]] || npm run build
