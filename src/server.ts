@@ -203,6 +203,9 @@ export class Http3Server extends EventEmitter implements EventSink {
           webtransport: this.options.webtransport ?? false,
           keylogPath: keyLogPath(this.options.keyLogFile),
           qlogDir: this.options.qlogDir,
+          // Benchmark only (bench/README.md): Rust answers Profile A or C
+          // itself, the ceiling for the boundary's cost.
+          benchNativeHandler: process.env.H3_BENCH_NATIVE_HANDLER,
         },
         (batch) => this.onBatch(batch),
       );
@@ -236,6 +239,8 @@ export class Http3Server extends EventEmitter implements EventSink {
         udpBytesSent: 0,
         requestStreamsOpen: 0,
         handshakeTimeouts: 0,
+        wtDatagramsReceived: 0,
+        quicDatagramsReceived: 0,
       }
     );
   }

@@ -1,6 +1,7 @@
 //! Options accepted from TypeScript and the quiche configuration built from
 //! them. Every limit a client could otherwise push on has a value here.
 
+use crate::bench_handler::NativeHandler;
 use crate::h3::connection::{BodyMode, H3Options};
 
 /// `Default` is all zeros and empty paths, for tests and fuzz targets that
@@ -31,6 +32,8 @@ pub struct Options {
     pub keylog_path: Option<String>,
     /// Write one qlog file per connection into this directory.
     pub qlog_dir: Option<String>,
+    /// Benchmark only: see bench_handler.rs.
+    pub bench_native_handler: Option<NativeHandler>,
 }
 
 pub const DEFAULT_BODY_WINDOW: usize = 16 * 1024;
@@ -40,15 +43,17 @@ pub const DEFAULT_HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
 
 impl Options {
     pub fn h3(&self) -> H3Options {
+        let body_mode = if self.streamed_bodies {
+            BodyMode::Streamed { credit: self.body_credit }
+        } else {
+            BodyMode::Buffered { window: self.body_window }
+        };
         H3Options {
-            body_mode: if self.streamed_bodies {
-                BodyMode::Streamed { credit: self.body_credit }
-            } else {
-                BodyMode::Buffered { window: self.body_window }
-            },
+            body_mode: self.bench_native_handler.map_or(body_mode, |h| h.body_mode(body_mode)),
             max_field_section_size: self.max_field_section_size,
             panic_on_path: self.panic_on_path.as_ref().map(|p| p.as_bytes().to_vec()),
             webtransport: self.webtransport,
+            native_handler: self.bench_native_handler,
         }
     }
 

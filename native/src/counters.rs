@@ -27,6 +27,9 @@ pub struct Counters {
     pub request_streams_open: AtomicU64,
     /// Connections dropped because their handshake did not finish in time.
     pub handshake_timeouts: AtomicU64,
+    /// DATAGRAM frames quiche reports received (`Stats::dgram_recv`), summed
+    /// over connections: the reference W7 checks `usage.datagrams` against.
+    pub quic_datagrams_received: AtomicU64,
 }
 
 impl Counters {

@@ -7,6 +7,7 @@
 
 #![deny(clippy::all)]
 
+pub mod bench_handler;
 pub mod boundary;
 pub mod config;
 pub mod counters;
@@ -50,6 +51,9 @@ pub struct NativeOptions {
     pub keylog_path: Option<String>,
     /// Directory for one qlog (JSON-SEQ) file per connection.
     pub qlog_dir: Option<String>,
+    /// Benchmark only ("a" or "c"): Rust answers Profile A / C itself
+    /// (bench_handler.rs), to measure the boundary's cost.
+    pub bench_native_handler: Option<String>,
 }
 
 #[napi(object)]
@@ -98,6 +102,10 @@ pub struct NativeCounters {
     pub udp_bytes_sent: f64,
     pub request_streams_open: f64,
     pub handshake_timeouts: f64,
+    /// Datagrams counted for open WebTransport sessions.
+    pub wt_datagrams_received: f64,
+    /// DATAGRAM frames quiche reports received (its `Stats::dgram_recv`).
+    pub quic_datagrams_received: f64,
 }
 
 #[napi]
@@ -132,6 +140,13 @@ pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<Native
         webtransport: options.webtransport.unwrap_or(false),
         keylog_path: options.keylog_path,
         qlog_dir: options.qlog_dir,
+        bench_native_handler: match options.bench_native_handler.as_deref() {
+            None | Some("") => None,
+            Some(name) => Some(
+                bench_handler::NativeHandler::parse(name)
+                    .ok_or_else(|| Error::from_reason(format!("unknown bench native handler: {name} (a or c)")))?,
+            ),
+        },
     };
     let sink: server::Sink = Box::new(move |batch: Vec<u8>| {
         on_events.call(Buffer::from(batch), ThreadsafeFunctionCallMode::NonBlocking);
@@ -200,6 +215,8 @@ impl NativeServer {
             udp_bytes_sent: C::get(&c.udp_bytes_sent) as f64,
             request_streams_open: C::get(&c.request_streams_open) as f64,
             handshake_timeouts: C::get(&c.handshake_timeouts) as f64,
+            wt_datagrams_received: C::get(&c.wt_datagrams_received) as f64,
+            quic_datagrams_received: C::get(&c.quic_datagrams_received) as f64,
         }
     }
 

@@ -22,6 +22,8 @@ export interface NativeOptions {
   webtransport?: boolean;
   keylogPath?: string;
   qlogDir?: string;
+  /** Benchmark only: 'a' or 'c' makes Rust answer Profile A / C itself. */
+  benchNativeHandler?: string;
 }
 
 export interface NativeAddress {
@@ -47,6 +49,10 @@ export interface NativeCounters {
   requestStreamsOpen: number;
   /** Connections dropped because their handshake did not complete within handshakeTimeoutMs. */
   handshakeTimeouts: number;
+  /** Datagrams counted for open WebTransport sessions. */
+  wtDatagramsReceived: number;
+  /** DATAGRAM frames quiche reports received (its Stats::dgram_recv). */
+  quicDatagramsReceived: number;
 }
 
 export interface NativeServer {

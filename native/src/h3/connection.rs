@@ -16,6 +16,7 @@ use super::frame::{self, Context, FrameEvent, FrameReader};
 use super::request::{validate_request, validate_trailers, RequestHead};
 use super::settings::{self, LocalSettings, PeerSettings};
 use super::webtransport::{self as wt, CapsuleEvent, Session, Sessions, WtStream};
+use crate::bench_handler::{self, NativeHandler};
 use crate::boundary::events::{abort_reason, request_flag, wt_stream, EventBatch};
 use crate::counters::Counters;
 use crate::varint::{self, Partial};
@@ -41,6 +42,8 @@ pub struct H3Options {
     pub panic_on_path: Option<Vec<u8>>,
     /// Extended CONNECT, HTTP datagrams and WebTransport sessions.
     pub webtransport: bool,
+    /// Benchmark only (bench_handler.rs): answer requests in Rust.
+    pub native_handler: Option<NativeHandler>,
 }
 
 /// The server's own control stream: the first server-initiated
@@ -665,6 +668,18 @@ impl H3Connection {
                 BodyMode::Buffered { .. } => req.read_done,
                 BodyMode::Streamed { .. } => true,
             };
+            if deliver && req.read_done {
+                if let Some(handler) = self.options.native_handler {
+                    // Benchmark-only path: no REQUEST event, Rust answers.
+                    req.delivered = true;
+                    req.responded = true;
+                    let head = req.head.take().unwrap_or_default();
+                    let body_len = std::mem::take(&mut req.body).len();
+                    let a = bench_handler::answer(handler, &head, body_len);
+                    self.respond_bytes(quic, id, a.status, a.fields, &a.body);
+                    return Ok(());
+                }
+            }
             if deliver {
                 req.delivered = true;
                 let head = req.head.take().unwrap_or_default();
@@ -1028,7 +1043,9 @@ impl H3Connection {
     /// RFC 9297 section 2.1: a Quarter Stream ID of 2^60 or more is a
     /// connection error H3_DATAGRAM_ERROR; one naming no open session is
     /// dropped silently.
-    fn on_datagrams(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut [u8]) -> H3Result<()> {
+    /// Also called by the I/O loop between packets when quiche's receive
+    /// queue fills up (server.rs, DGRAM_DRAIN_AT).
+    pub fn on_datagrams(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut [u8]) -> H3Result<()> {
         let mut count = 0u32;
         let mut result = Ok(());
         while let Ok(n) = quic.dgram_recv(scratch) {

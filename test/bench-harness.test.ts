@@ -1,0 +1,102 @@
+// The benchmark's own pieces (bench/): the bench-only native handlers must
+// answer exactly what the TypeScript profiles answer, or W6 compares
+// different work; and the quiche datagram counter W7 checks against must
+// match what Profile B counts. Real UDP, aioquic as the client.
+import assert from 'node:assert/strict';
+import { createServer, silentLogger, WebTransportStats } from '../src';
+import { profileA, profileC } from '../src/profiles';
+import { createProfileB } from '../src/profiles/profile-b';
+import { runClient, PlannedRequest, H3Response } from './helpers/h3client';
+import { b64, runWt } from './helpers/wt-client';
+
+const BEARER = 'Bearer h3-demo-token-2f9c';
+const COOKIE = 'session=h3-demo-7b41e0';
+
+async function answers(profile: typeof profileA, native: string, requests: PlannedRequest[]) {
+  const before = process.env.H3_BENCH_NATIVE_HANDLER;
+  process.env.H3_BENCH_NATIVE_HANDLER = native;
+  const { options, handler } = profile.create(silentLogger);
+  const server = createServer({ ...options, logger: silentLogger }, handler);
+  try {
+    const { port } = await server.listen(0, '127.0.0.1');
+    const result = await runClient(port, { timeout: 5, requests, sequential: true });
+    return result.responses.map((r: H3Response) => ({
+      status: r.status,
+      body: r.body_text,
+      headers: r.headers.filter(([n]) => n !== ':status').map(([n, v]) => `${n}: ${v}`).sort(),
+    }));
+  } finally {
+    if (before === undefined) delete process.env.H3_BENCH_NATIVE_HANDLER;
+    else process.env.H3_BENCH_NATIVE_HANDLER = before;
+    await server.close();
+  }
+}
+
+describe('benchmark harness pieces', function () {
+  this.timeout(30_000);
+
+  it('the native Profile A handler answers every route exactly like the TypeScript one', async () => {
+    const requests: PlannedRequest[] = [
+      { path: '/login' },
+      { path: '/redirect' },
+      { path: '/secret' },
+      { path: '/secret', headers: [['authorization', BEARER]] },
+      { path: '/secret', headers: [['cookie', COOKIE]] },
+      { path: '/secret', headers: [['authorization', 'Bearer wrong']] },
+      { path: '/login?x=1', method: 'POST' },
+      { path: '/nope' },
+    ];
+    const ts = await answers(profileA, '', requests);
+    const native = await answers(profileA, 'a', requests);
+    assert.deepEqual(
+      ts.map((r) => r.status),
+      [200, 302, 401, 200, 200, 401, 200, 404],
+    );
+    assert.deepEqual(native, ts);
+  });
+
+  it('the native Profile C handler counts and caps bodies exactly like the TypeScript one', async () => {
+    const body = (n: number) => Buffer.alloc(n, 'x').toString('base64');
+    const requests: PlannedRequest[] = [
+      { method: 'POST', path: '/', body_b64: body(0) },
+      { method: 'POST', path: '/', body_b64: body(1) },
+      { method: 'POST', path: '/c', body_b64: body(4096) },
+      { method: 'POST', path: '/c', body_b64: body(4097) },
+      { method: 'POST', path: '/c', body_chunks_b64: [body(3000), body(1000)] },
+    ];
+    const ts = await answers(profileC, '', requests);
+    const native = await answers(profileC, 'c', requests);
+    assert.deepEqual(
+      ts.map((r) => [r.status, r.body]),
+      [
+        [200, '0\n'],
+        [200, '1\n'],
+        [200, '4096\n'],
+        [413, ''],
+        [200, '4000\n'],
+      ],
+    );
+    assert.deepEqual(native, ts);
+  });
+
+  it("counts quiche's received DATAGRAM frames, equal to Profile B's usage.datagrams", async () => {
+    const stats = new WebTransportStats();
+    const server = createServer({ webtransport: true, logger: silentLogger }, createProfileB(stats));
+    stats.attach(server);
+    try {
+      const { port } = await server.listen(0, '127.0.0.1');
+      const wt = await runWt(port, [
+        { op: 'session', name: 's', path: '/wt' },
+        { op: 'datagram', session: 's', data_b64: b64('ping'), count: 300, wait_ms: 2000 },
+        { op: 'get', path: '/stats' },
+      ]);
+      const doc = JSON.parse(String((wt.results[2] as { body: string }).body));
+      const c = server.counters();
+      assert.ok(c.quicDatagramsReceived >= 1, 'quiche reported datagrams');
+      assert.equal(doc.usage.datagrams, c.quicDatagramsReceived);
+      assert.equal(c.wtDatagramsReceived, c.quicDatagramsReceived);
+    } finally {
+      await server.close();
+    }
+  });
+});
