@@ -52,7 +52,7 @@ export const FULL: SoakParams = {
 };
 
 export const SHORT: SoakParams = {
-  warmup: { conns: 50, streams: 10, seconds: 2 },
+  warmup: { conns: 50, streams: 10, seconds: 5 },
   load: { conns: 50, streams: 10, seconds: 5 },
   churn: { conns: 500, parallel: 32 },
   vanish: { conns: 20, idleMs: 1000 },
