@@ -49,6 +49,8 @@ const MAX_UNACKED_BATCHES: u64 = 64;
 /// clients to acknowledge their responses; short enough that a server told
 /// to stop exits within 5 s even with clients that vanished.
 const DRAIN_DEADLINE: Duration = Duration::from_secs(3);
+/// Longest a connection's packets wait for JavaScript's acknowledgement.
+const HOLD_MAX: Duration = Duration::from_millis(5);
 
 pub const SHUTDOWN_NONE: u8 = 0;
 pub const SHUTDOWN_GRACEFUL: u8 = 1;
@@ -116,8 +118,10 @@ pub struct Server {
     /// batch noted with each: a turn that hands requests to JavaScript would
     /// otherwise send an ACK-only packet now and the responses a moment
     /// later; held, the ACK rides with the responses (one packet, one
-    /// send, one wake-up of the client fewer per turn).
-    held: Vec<(u32, u64)>,
+    /// send, one wake-up of the client fewer per turn). A hold ends at its
+    /// deadline even if JavaScript is busy, so ACKs are never late by more
+    /// than HOLD_MAX (well under the 25 ms max_ack_delay peers expect).
+    held: Vec<(u32, u64, Instant)>,
     /// GSO/GRO-capable socket state (quinn-udp).
     udp: quinn_udp::UdpSocketState,
     recv_buf: Vec<u8>,
@@ -288,6 +292,9 @@ impl Server {
         let now = Instant::now();
         let mut next = self.timers.first().map(|(t, _)| *t);
         if let Some(h) = self.next_handshake_deadline() {
+            next = Some(next.map_or(h, |n| n.min(h)));
+        }
+        if let Some(h) = self.held.iter().map(|(_, _, d)| *d).min() {
             next = Some(next.map_or(h, |n| n.min(h)));
         }
         if let Some(started) = self.drain_started {
@@ -472,10 +479,11 @@ impl Server {
             return;
         }
         let acked = self.shared.acked_batch.load(Ordering::Acquire);
+        let now = Instant::now();
         let mut i = 0;
         while i < self.held.len() {
-            let (h, seq) = self.held[i];
-            if seq > acked {
+            let (h, seq, deadline) = self.held[i];
+            if seq > acked && now < deadline {
                 i += 1;
                 continue;
             }
@@ -615,7 +623,7 @@ impl Server {
             let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, events, scratch)));
             if self.events.len_bytes() > before && self.drain_started.is_none() && !conn.held && !conn.answered {
                 conn.held = true;
-                self.held.push((h, self.batch_seq));
+                self.held.push((h, self.batch_seq, Instant::now() + HOLD_MAX));
             }
             match result {
                 Ok(outcome) => {
