@@ -5,6 +5,7 @@ import { spawn, execFile, ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { PYTHON } from './h3client';
+import { runJsonProcess } from './json-process';
 
 const run = promisify(execFile);
 const QPACK_DECODE = path.resolve(__dirname, '..', 'clients', 'qpack_decode.py');
@@ -77,20 +78,5 @@ export async function http3Frames(file: string, udpPort: number, keyLog?: string
 
 /** Decodes QPACK field sections with pylsqpack (aioquic's QPACK). */
 export function decodeFieldSections(sections: Buffer[]): Promise<([string, string][] | { error: string })[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [QPACK_DECODE], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      try {
-        resolve(JSON.parse(out));
-      } catch {
-        reject(new Error(`qpack_decode.py exited ${code}: ${err}`));
-      }
-    });
-    child.stdin.end(JSON.stringify(sections.map((s) => s.toString('hex'))));
-  });
+  return runJsonProcess(PYTHON, [QPACK_DECODE], sections.map((s) => s.toString('hex')), 'qpack_decode.py');
 }

@@ -1,7 +1,7 @@
 // Drives test/clients/h3client.py: aioquic, an HTTP/3 stack independent of
 // quiche, from the project-local virtualenv that scripts/setup-python.sh makes.
-import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { runJsonProcess } from './json-process';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
@@ -57,22 +57,7 @@ export interface ClientResult {
 
 /** Runs one of the Python clients in test/clients with a JSON plan on stdin; resolves with its JSON result. */
 export function runPythonClient<T>(script: string, port: number, plan: unknown, host = '127.0.0.1'): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [script, '--host', host, '--port', String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      try {
-        resolve(JSON.parse(out) as T);
-      } catch {
-        reject(new Error(`${path.basename(script)} exited ${code}: ${err.trim() || out.trim()}`));
-      }
-    });
-    child.stdin.end(JSON.stringify(plan));
-  });
+  return runJsonProcess<T>(PYTHON, [script, '--host', host, '--port', String(port)], plan, path.basename(script));
 }
 
 export function runClient(port: number, plan: Plan, host = '127.0.0.1'): Promise<ClientResult> {

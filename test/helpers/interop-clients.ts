@@ -2,7 +2,7 @@
 // interface: run a list of plain requests against an origin, and (where
 // the client speaks it) open a WebTransport session, echo one stream and
 // one datagram. Each adapter says precisely why it cannot do something.
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import type { Page } from 'playwright-core';
 import { b64, PYTHON, runClient } from './h3client';
 import { runWt } from './wt-client';
 import { launchChromium, Launched } from './chromium';
+import { runJsonProcess } from './json-process';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -122,22 +123,7 @@ export function buildQuicGo(): void {
 }
 
 function runQuicGo(plan: unknown): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(QUICGO_BIN, [], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      try {
-        resolve(JSON.parse(out));
-      } catch {
-        reject(new Error(`quicgo-interop exited ${code}: ${err.trim() || out.trim()}`));
-      }
-    });
-    child.stdin.end(JSON.stringify(plan));
-  });
+  return runJsonProcess(QUICGO_BIN, [], plan, 'quicgo-interop');
 }
 
 export function quicGoClient(): InteropClient {

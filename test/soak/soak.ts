@@ -21,13 +21,14 @@
 // behind (the V8 heap's size, the allocator's arenas, JIT code) are in the
 // reference and what is compared is growth beyond them, the sign of a leak.
 // Each phase is compared with the level just before it.
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { createServer, Http3Server } from '../../src';
 import { PROFILES } from '../../src/profiles';
 import { silentLogger } from '../../src/log';
+import { runJsonProcess } from '../helpers/json-process';
 
 const HERE = __dirname;
 const BIN = path.join(HERE, 'bin', 'soak');
@@ -100,21 +101,7 @@ export function buildClient(): string {
 }
 
 function runClient(args: string[]): Promise<ClientResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      try {
-        resolve(JSON.parse(out) as ClientResult);
-      } catch {
-        reject(new Error(`soak ${args[0]} exited ${code}: ${err.trim() || out.trim()}`));
-      }
-    });
-  });
+  return runJsonProcess<ClientResult>(BIN, args, undefined, `soak ${args[0]}`);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
