@@ -241,6 +241,7 @@ export class Http3Server extends EventEmitter implements EventSink {
         handshakeTimeouts: 0,
         wtDatagramsReceived: 0,
         quicDatagramsReceived: 0,
+        nativeResponses: [],
       }
     );
   }

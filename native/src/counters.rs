@@ -30,6 +30,36 @@ pub struct Counters {
     /// DATAGRAM frames quiche reports received (`Stats::dgram_recv`), summed
     /// over connections: the reference W7 checks `usage.datagrams` against.
     pub quic_datagrams_received: AtomicU64,
+    /// Responses the native core wrote by itself (413, 429, 431, 501, the
+    /// 200 that opens a WebTransport session, benchmark native-handler
+    /// answers), by status: they never reach JavaScript's 'response' event.
+    pub native_statuses: NativeStatuses,
+}
+
+/// One tally per HTTP status code 100..=599.
+pub struct NativeStatuses([AtomicU64; 500]);
+
+impl Default for NativeStatuses {
+    fn default() -> Self {
+        NativeStatuses(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
+
+impl NativeStatuses {
+    pub fn count(&self, status: u16) {
+        if let Some(c) = status.checked_sub(100).and_then(|i| self.0.get(usize::from(i))) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Every status counted at least once, with its count.
+    pub fn nonzero(&self) -> Vec<(u16, u64)> {
+        (0u16..)
+            .zip(self.0.iter())
+            .map(|(i, c)| (i + 100, c.load(Ordering::Relaxed)))
+            .filter(|&(_, n)| n > 0)
+            .collect()
+    }
 }
 
 impl Counters {

@@ -53,6 +53,8 @@ export interface NativeCounters {
   wtDatagramsReceived: number;
   /** DATAGRAM frames quiche reports received (its Stats::dgram_recv). */
   quicDatagramsReceived: number;
+  /** Responses the native core wrote itself (413, 429, 431, 501, WebTransport session 200s), by status; nonzero only. */
+  nativeResponses: { status: number; count: number }[];
 }
 
 export interface NativeServer {

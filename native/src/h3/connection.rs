@@ -635,6 +635,7 @@ impl H3Connection {
         let accept = accept_session;
         if let Some(status) = native_answer {
             req.responded = true;
+            self.counters.native_statuses.count(status);
             self.respond_bytes(quic, id, status, &[], b"");
             return Ok(());
         }
@@ -676,6 +677,7 @@ impl H3Connection {
                     let head = req.head.take().unwrap_or_default();
                     let body_len = std::mem::take(&mut req.body).len();
                     let a = bench_handler::answer(handler, &head, body_len);
+                    self.counters.native_statuses.count(a.status);
                     self.respond_bytes(quic, id, a.status, a.fields, &a.body);
                     return Ok(());
                 }
@@ -905,6 +907,7 @@ impl H3Connection {
         // path checks; later drafts ignore it.
         let fields: [(&[u8], &[u8]); 1] = [(b"sec-webtransport-http3-draft", b"draft02")];
         if let Some(data) = self.encode_headers(200, &fields) {
+            self.counters.native_statuses.count(200);
             self.queue(quic, id, data, false);
         }
         self.sessions.insert(id, Session::new());
