@@ -75,3 +75,21 @@ impl Counters {
         counter.load(Ordering::Relaxed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::NativeStatuses;
+
+    #[test]
+    fn native_statuses_tally_by_code_and_ignore_out_of_range() {
+        let s = NativeStatuses::default();
+        s.count(413);
+        s.count(501);
+        s.count(501);
+        s.count(100);
+        s.count(599);
+        s.count(99);
+        s.count(600);
+        assert_eq!(s.nonzero(), vec![(100, 1), (413, 1), (501, 2), (599, 1)]);
+    }
+}
