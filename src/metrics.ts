@@ -86,9 +86,16 @@ export function createMetricsRegistry(server: Http3Server, webtransport = false)
     labelNames: ['status'],
     registers: [registry],
     collect() {
-      for (const { status, count } of c().nativeResponses) {
-        const k = String(status);
-        fromNative.set(k, Math.max(fromNative.get(k) ?? 0, count));
+      const n = c();
+      const native: [string, number][] = [
+        ['200', n.nativeResponses200],
+        ['413', n.nativeResponses413],
+        ['429', n.nativeResponses429],
+        ['431', n.nativeResponses431],
+        ['501', n.nativeResponses501],
+      ];
+      for (const [k, count] of native) {
+        if (count > 0) fromNative.set(k, Math.max(fromNative.get(k) ?? 0, count));
       }
       this.reset();
       for (const k of new Set([...fromHandlers.keys(), ...fromNative.keys()])) {

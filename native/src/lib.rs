@@ -107,14 +107,16 @@ pub struct NativeCounters {
     pub wt_datagrams_received: f64,
     /// DATAGRAM frames quiche reports received (its `Stats::dgram_recv`).
     pub quic_datagrams_received: f64,
-    /// Responses the native core wrote itself, by status (nonzero only).
-    pub native_responses: Vec<NativeStatusCount>,
-}
-
-#[napi(object)]
-pub struct NativeStatusCount {
-    pub status: u32,
-    pub count: f64,
+    /// Responses the native core wrote itself, by status: 200 opening a
+    /// WebTransport session, 413 over the body window, 429 past the
+    /// session cap, 431 over the field-section size, 501 for CONNECT.
+    /// Plain number fields: a Vec of objects would pull napi array symbols
+    /// into the fuzz targets' link, which has no Node to provide them.
+    pub native_responses_200: f64,
+    pub native_responses_413: f64,
+    pub native_responses_429: f64,
+    pub native_responses_431: f64,
+    pub native_responses_501: f64,
 }
 
 #[napi]
@@ -205,12 +207,11 @@ impl NativeServer {
             handshake_timeouts: C::get(&c.handshake_timeouts) as f64,
             wt_datagrams_received: C::get(&c.wt_datagrams_received) as f64,
             quic_datagrams_received: C::get(&c.quic_datagrams_received) as f64,
-            native_responses: c
-                .native_statuses
-                .nonzero()
-                .into_iter()
-                .map(|(status, n)| NativeStatusCount { status: u32::from(status), count: n as f64 })
-                .collect(),
+            native_responses_200: c.native_statuses.get(200) as f64,
+            native_responses_413: c.native_statuses.get(413) as f64,
+            native_responses_429: c.native_statuses.get(429) as f64,
+            native_responses_431: c.native_statuses.get(431) as f64,
+            native_responses_501: c.native_statuses.get(501) as f64,
         }
     }
 

@@ -677,7 +677,6 @@ impl H3Connection {
                     let head = req.head.take().unwrap_or_default();
                     let body_len = std::mem::take(&mut req.body).len();
                     let a = bench_handler::answer(handler, &head, body_len);
-                    self.counters.native_statuses.count(a.status);
                     self.respond_bytes(quic, id, a.status, a.fields, &a.body);
                     return Ok(());
                 }
