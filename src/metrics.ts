@@ -1,8 +1,8 @@
 // Opt-in Prometheus metrics (`--metrics-port`): a plain HTTP/1.1 endpoint,
 // on localhost unless told otherwise, serving `/metrics` in the Prometheus
 // text format from prom-client. Every value is read when Prometheus scrapes:
-// native counters straight from the core, request statuses counted from the
-// server's 'response' events, Profile B's counters from a WebTransportStats
+// native counters straight from the core, request statuses from the
+// server's 'response' events plus the core's tally of its own answers, Profile B's counters from a WebTransportStats
 // fed by the same events as `/stats`. A registry per endpoint, so several
 // servers in one process do not share series; Prometheus adds the
 // `instance` label that tells several processes apart.
@@ -69,13 +69,40 @@ export function createMetricsRegistry(server: Http3Server, webtransport = false)
   observedCounter(registry, 'h3_bytes_sent_total', 'UDP payload bytes sent', () => c().udpBytesSent);
   observedCounter(registry, 'h3_datagrams_received_total', 'UDP datagrams received', () => c().udpDatagramsReceived);
   observedCounter(registry, 'h3_datagrams_sent_total', 'UDP datagrams sent', () => c().udpDatagramsSent);
-  const requests = new Counter({
+  // Two sources, summed per status at scrape time: the 'response' events of
+  // answers from JavaScript, and the native core's own tally of the answers
+  // it writes without JavaScript (413, 429, 431, 501, the 200 that opens a
+  // WebTransport session). The native tally is kept at its highest seen
+  // value so the counter does not drop once the server has closed.
+  const fromHandlers = new Map<string, number>();
+  const fromNative = new Map<string, number>();
+  server.on('response', (_req, status: number) => {
+    const k = String(status);
+    fromHandlers.set(k, (fromHandlers.get(k) ?? 0) + 1);
+  });
+  new Counter({
     name: 'h3_requests_total',
-    help: 'requests answered by handlers, by response status',
+    help: 'requests answered, by response status (handlers and the native core, WebTransport session 200s included)',
     labelNames: ['status'],
     registers: [registry],
+    collect() {
+      const n = c();
+      const native: [string, number][] = [
+        ['200', n.nativeResponses200],
+        ['413', n.nativeResponses413],
+        ['429', n.nativeResponses429],
+        ['431', n.nativeResponses431],
+        ['501', n.nativeResponses501],
+      ];
+      for (const [k, count] of native) {
+        if (count > 0) fromNative.set(k, Math.max(fromNative.get(k) ?? 0, count));
+      }
+      this.reset();
+      for (const k of new Set([...fromHandlers.keys(), ...fromNative.keys()])) {
+        this.inc({ status: k }, (fromHandlers.get(k) ?? 0) + (fromNative.get(k) ?? 0));
+      }
+    },
   });
-  server.on('response', (_req, status: number) => requests.inc({ status: String(status) }));
 
   if (webtransport) {
     const stats = new WebTransportStats().attach(server);

@@ -241,6 +241,11 @@ export class Http3Server extends EventEmitter implements EventSink {
         handshakeTimeouts: 0,
         wtDatagramsReceived: 0,
         quicDatagramsReceived: 0,
+        nativeResponses200: 0,
+        nativeResponses413: 0,
+        nativeResponses429: 0,
+        nativeResponses431: 0,
+        nativeResponses501: 0,
       }
     );
   }

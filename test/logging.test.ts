@@ -65,6 +65,36 @@ describe('logging: formats and levels', function () {
     assert.match(close.msg, /error_code=0x10c \(application\) reason="bye"/);
   });
 
+  it('--log-format json: a native panic (fault injection) is logged as one JSON record carrying its message, no plain-text line', async () => {
+    // spawn() copies the environment at once; the variable is gone for later tests.
+    process.env.H3_NODE_FAULT_PANIC_PATH = '/panic';
+    let cli;
+    try {
+      cli = await startCli(['--profile', 'a', '--log-format', 'json']);
+    } finally {
+      delete process.env.H3_NODE_FAULT_PANIC_PATH;
+    }
+    try {
+      const victim = await runClient(cli.port, { timeout: 5, requests: [{ path: '/panic' }] });
+      assert.equal(victim.connection_terminated?.error_code, 0x102); // H3_INTERNAL_ERROR
+      await cli.waitForStderr(/internal error during HTTP\/3 processing/);
+    } finally {
+      assert.equal(await cli.stop(), 0);
+    }
+    const lines = cli.stderr().trim().split('\n');
+    const records = lines.map((l) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        assert.fail(`stderr line is not JSON: ${l}`);
+      }
+    });
+    const panic = records.filter((r) => /internal error during HTTP\/3 processing/.test(r.msg));
+    assert.equal(panic.length, 1);
+    assert.equal(panic[0].level, 'error');
+    assert.match(panic[0].msg, /\(panic at \S+\.rs:\d+: fault injection: request for the configured panic path\)$/);
+  });
+
   it('--quiet prints only the warning; --verbose adds connection and response lines', async () => {
     const port = await freeUdpPort();
     const child = spawn(process.execPath, [CLI, '--profile', 'a', '--host', '127.0.0.1', '--port', String(port), '--quiet'], {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createServer, Http3Server, startMetrics, MetricsEndpoint, WebTransportStats } from '../src';
 import { createProfileB } from '../src/profiles/profile-b';
-import { request, runClient } from './helpers/h3client';
+import { b64 as b64Bytes, request, runClient } from './helpers/h3client';
 import { runWt, b64 } from './helpers/wt-client';
 import { MemoryLogger, startCli } from './helpers/server';
 
@@ -101,7 +101,9 @@ describe('Prometheus metrics endpoint', function () {
     const m = await scrape(metrics.url);
     const native = server.counters();
     assert.equal(m.get('h3_connections_total'), 3);
-    assert.equal(m.get('h3_requests_total{status="200"}'), 2);
+    // Two GET /stats from handlers, plus the 200 the native core wrote to
+    // open the WebTransport session.
+    assert.equal(m.get('h3_requests_total{status="200"}'), 3);
     assert.equal(m.get('h3_requests_total{status="404"}'), 2);
     assert.equal(m.get('h3_bytes_received_total'), native.udpBytesReceived);
     assert.equal(m.get('h3_bytes_sent_total'), native.udpBytesSent);
@@ -137,6 +139,43 @@ describe('CLI --metrics-port', function () {
       assert.equal(m.get('h3_requests_total{status="200"}'), 1);
       assert.equal(m.get('h3_connections_total'), 2);
       assert.equal(m.has('h3_webtransport_sessions_total'), false, 'Profile A exports no WebTransport series');
+    } finally {
+      await cli.stop();
+    }
+  });
+
+  it('counts the answers the native core writes itself (413, 431, 501) by status, next to handler answers', async () => {
+    const cli = await startCli(['--profile', 'a', '--metrics-port', '0']);
+    try {
+      const url = (await cli.waitForStderr(/Prometheus metrics at (\S+)/)).split(' at ')[1];
+      const r = await runClient(cli.port, {
+        sequential: true,
+        requests: [
+          // One byte over Profile A's 16 KiB buffered body window: 413.
+          { method: 'POST', path: '/login', body_b64: b64Bytes(Buffer.alloc(16 * 1024 + 1, 1)) },
+          // A field section over the 16 KiB limit: 431.
+          { path: '/login', headers: [['x-big', 'a'.repeat(20000)]] },
+          // A plain CONNECT (this is not a proxy) and an extended CONNECT
+          // without WebTransport enabled: 501 both.
+          { path: '/', raw_headers: [[':method', 'CONNECT'], [':authority', 'example.com:443']], end_stream: false },
+          {
+            path: '/wt',
+            raw_headers: [[':method', 'CONNECT'], [':protocol', 'webtransport'], [':scheme', 'https'], [':authority', 'localhost'], [':path', '/wt']],
+            end_stream: false,
+          },
+          // And one answer from a handler.
+          { path: '/login' },
+        ],
+      });
+      assert.deepEqual(r.responses.map((x) => x.status), [413, 431, 501, 501, 200]);
+      const m = await scrape(url);
+      const byStatus = [...m].filter(([k]) => k.startsWith('h3_requests_total{')).sort();
+      assert.deepEqual(byStatus, [
+        ['h3_requests_total{status="200"}', 1],
+        ['h3_requests_total{status="413"}', 1],
+        ['h3_requests_total{status="431"}', 1],
+        ['h3_requests_total{status="501"}', 2],
+      ]);
     } finally {
       await cli.stop();
     }

@@ -204,7 +204,7 @@ describe('native panic isolation', function () {
       assert.equal(victim.responses[0].status, null);
       assert.equal(victim.connection_terminated?.error_code, 0x102); // H3_INTERNAL_ERROR
       assert.deepEqual(bystander.responses.map((r) => r.status), [200, 200]);
-      assert.ok(logger.lines.some((l) => /internal error during HTTP\/3 processing on connection [0-9a-f]+; closing that connection/.test(l)));
+      assert.ok(logger.lines.some((l) => /internal error during HTTP\/3 processing on connection [0-9a-f]+; closing that connection \(panic at \S+: fault injection/.test(l)));
       const after = await request(port, { path: '/c' });
       assert.equal(after.status, 200);
     } finally {

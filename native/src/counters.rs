@@ -30,6 +30,32 @@ pub struct Counters {
     /// DATAGRAM frames quiche reports received (`Stats::dgram_recv`), summed
     /// over connections: the reference W7 checks `usage.datagrams` against.
     pub quic_datagrams_received: AtomicU64,
+    /// Responses the native core wrote by itself (413, 429, 431, 501, the
+    /// 200 that opens a WebTransport session), by status: they never reach
+    /// JavaScript's 'response' event. The benchmark-only native handler is
+    /// not counted here.
+    pub native_statuses: NativeStatuses,
+}
+
+/// One tally per HTTP status code 100..=599.
+pub struct NativeStatuses([AtomicU64; 500]);
+
+impl Default for NativeStatuses {
+    fn default() -> Self {
+        NativeStatuses(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
+
+impl NativeStatuses {
+    pub fn count(&self, status: u16) {
+        if let Some(c) = status.checked_sub(100).and_then(|i| self.0.get(usize::from(i))) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub fn get(&self, status: u16) -> u64 {
+        status.checked_sub(100).and_then(|i| self.0.get(usize::from(i))).map_or(0, |c| c.load(Ordering::Relaxed))
+    }
 }
 
 impl Counters {
@@ -43,5 +69,24 @@ impl Counters {
 
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NativeStatuses;
+
+    #[test]
+    fn native_statuses_tally_by_code_and_ignore_out_of_range() {
+        let s = NativeStatuses::default();
+        s.count(413);
+        s.count(501);
+        s.count(501);
+        s.count(100);
+        s.count(599);
+        s.count(99);
+        s.count(600);
+        let all: Vec<(u16, u64)> = (0..700).map(|c| (c, s.get(c))).filter(|&(_, n)| n > 0).collect();
+        assert_eq!(all, vec![(100, 1), (413, 1), (501, 2), (599, 1)]);
     }
 }

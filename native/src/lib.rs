@@ -11,6 +11,7 @@ pub mod bench_handler;
 pub mod boundary;
 pub mod config;
 pub mod counters;
+pub mod panic_report;
 pub mod h3;
 pub mod keylog;
 pub mod qlog;
@@ -106,6 +107,16 @@ pub struct NativeCounters {
     pub wt_datagrams_received: f64,
     /// DATAGRAM frames quiche reports received (its `Stats::dgram_recv`).
     pub quic_datagrams_received: f64,
+    /// Responses the native core wrote itself, by status: 200 opening a
+    /// WebTransport session, 413 over the body window, 429 past the
+    /// session cap, 431 over the field-section size, 501 for CONNECT.
+    /// Plain number fields: a Vec of objects would pull napi array symbols
+    /// into the fuzz targets' link, which has no Node to provide them.
+    pub native_responses_200: f64,
+    pub native_responses_413: f64,
+    pub native_responses_429: f64,
+    pub native_responses_431: f64,
+    pub native_responses_501: f64,
 }
 
 #[napi]
@@ -157,34 +168,13 @@ pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<Native
     let server = bound.server;
     let thread = std::thread::Builder::new()
         .name("h3-io".into())
-        .spawn(move || server.run())
+        .spawn(move || panic_report::run_reporting_escapes(|| server.run()))
         .map_err(|e| Error::from_reason(format!("cannot start I/O thread: {e}")))?;
     Ok(NativeServer { shared: bound.shared, local, thread: Some(thread) })
 }
 
-/// Panics on the I/O thread are caught per connection and reported through
-/// a LOG event; the default hook would also print a backtrace to stderr.
-/// This hook keeps it to one line for that thread and leaves every other
-/// thread (other addons in the same process) to the previous hook.
 fn install_panic_hook() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if std::thread::current().name() == Some("h3-io") {
-                let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-                let msg = info
-                    .payload()
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                eprintln!("h3core: panic on the I/O thread{at}: {msg}");
-            } else {
-                previous(info);
-            }
-        }));
-    });
+    panic_report::install();
 }
 
 #[napi]
@@ -217,6 +207,11 @@ impl NativeServer {
             handshake_timeouts: C::get(&c.handshake_timeouts) as f64,
             wt_datagrams_received: C::get(&c.wt_datagrams_received) as f64,
             quic_datagrams_received: C::get(&c.quic_datagrams_received) as f64,
+            native_responses_200: c.native_statuses.get(200) as f64,
+            native_responses_413: c.native_statuses.get(413) as f64,
+            native_responses_429: c.native_statuses.get(429) as f64,
+            native_responses_431: c.native_statuses.get(431) as f64,
+            native_responses_501: c.native_statuses.get(501) as f64,
         }
     }
 

@@ -246,7 +246,8 @@ impl Server {
             }
             let turn = catch_unwind(AssertUnwindSafe(|| self.turn()));
             if turn.is_err() {
-                self.events.log(log_level::ERROR, "internal error in the I/O loop; continuing");
+                let cause = crate::panic_report::take_last().map(|p| format!(" (panic {p})")).unwrap_or_default();
+                self.events.log(log_level::ERROR, &format!("internal error in the I/O loop; continuing{cause}"));
             }
             if self.finished() {
                 break;
@@ -643,10 +644,13 @@ impl Server {
 
     /// A panic while handling one connection closes that connection only.
     fn on_panic(&mut self, handle: u32, during: &str) {
+        // The panic hook recorded the message (crate::panic_report); take it
+        // even when the connection is gone so it does not linger.
+        let cause = crate::panic_report::take_last().map(|p| format!(" (panic {p})")).unwrap_or_default();
         if let Some(c) = self.conns.get_mut(&handle) {
             self.events.log(
                 log_level::ERROR,
-                &format!("internal error during {during} on connection {}; closing that connection", c.cid_hex),
+                &format!("internal error during {during} on connection {}; closing that connection{cause}", c.cid_hex),
             );
             let _ = c.quic.close(true, H3_INTERNAL_ERROR, b"internal error");
         }

@@ -53,6 +53,12 @@ export interface NativeCounters {
   wtDatagramsReceived: number;
   /** DATAGRAM frames quiche reports received (its Stats::dgram_recv). */
   quicDatagramsReceived: number;
+  /** Responses the native core wrote itself, by status: 200 opening a WebTransport session, 413 over the body window, 429 past the session cap, 431 over the field-section size, 501 for CONNECT. */
+  nativeResponses200: number;
+  nativeResponses413: number;
+  nativeResponses429: number;
+  nativeResponses431: number;
+  nativeResponses501: number;
 }
 
 export interface NativeServer {

@@ -635,6 +635,7 @@ impl H3Connection {
         let accept = accept_session;
         if let Some(status) = native_answer {
             req.responded = true;
+            self.counters.native_statuses.count(status);
             self.respond_bytes(quic, id, status, &[], b"");
             return Ok(());
         }
@@ -905,6 +906,7 @@ impl H3Connection {
         // path checks; later drafts ignore it.
         let fields: [(&[u8], &[u8]); 1] = [(b"sec-webtransport-http3-draft", b"draft02")];
         if let Some(data) = self.encode_headers(200, &fields) {
+            self.counters.native_statuses.count(200);
             self.queue(quic, id, data, false);
         }
         self.sessions.insert(id, Session::new());
