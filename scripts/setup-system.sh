@@ -10,15 +10,4 @@
 set -euo pipefail
 
 packages=(cmake clang libclang-dev python3-venv chromium chromium-driver tshark ngtcp2-client)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  SUDO=""
-  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  echo 'wireshark-common wireshark-common/install-setuid boolean false' | $SUDO debconf-set-selections
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+bash "$(dirname "$0")/apt-install.sh" "${packages[@]}"

@@ -30,11 +30,8 @@ Actions ("op"):
 (the server must still serve other connections); its status is reported.
 """
 
-import argparse
 import asyncio
-import json
 import ssl
-import sys
 import time
 
 import pylsqpack
@@ -45,6 +42,8 @@ from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, StopSendingReceived, StreamDataReceived, StreamReset
+
+from plan_main import plan_main
 
 
 def varint(n):
@@ -267,14 +266,5 @@ async def run(args, plan):
     return out
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, required=True)
-    args = parser.parse_args()
-    plan = json.load(sys.stdin)
-    print(json.dumps(asyncio.run(run(args, plan))))
-
-
 if __name__ == "__main__":
-    main()
+    plan_main(run, __doc__)

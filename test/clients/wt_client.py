@@ -18,12 +18,9 @@ Actions ("op"):
 "close": null in the plan drops the connection without CONNECTION_CLOSE.
 """
 
-import argparse
 import asyncio
 import base64
-import json
 import ssl
-import sys
 import time
 
 from aioquic.asyncio.client import connect
@@ -38,6 +35,8 @@ from aioquic.h3.events import (
 )
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, StreamReset
+
+from plan_main import plan_main
 
 CLOSE_WEBTRANSPORT_SESSION = 0x2843
 
@@ -280,14 +279,5 @@ async def run(args, plan):
     return out
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, required=True)
-    args = parser.parse_args()
-    plan = json.load(sys.stdin)
-    print(json.dumps(asyncio.run(run(args, plan))))
-
-
 if __name__ == "__main__":
-    main()
+    plan_main(run, __doc__)

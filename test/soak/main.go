@@ -214,6 +214,17 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(out)
 }
 
+// dialCounted connects, counting and recording a failure; nil when it failed.
+func dialCounted(ctx context.Context, addr *net.UDPAddr, t *tally) *client {
+	c, err := dial(ctx, addr)
+	if err != nil {
+		t.connFail.Add(1)
+		t.fail("connect: %v", err)
+		return nil
+	}
+	return c
+}
+
 func runLoad(addr *net.UDPAddr, host string, conns, streams int, duration, timeout time.Duration, t *tally) {
 	// Connect everything first, so the whole duration runs at full concurrency.
 	clients := make([]*client, conns)
@@ -227,13 +238,7 @@ func runLoad(addr *net.UDPAddr, host string, conns, streams int, duration, timeo
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			c, err := dial(ctx, addr)
-			if err != nil {
-				t.connFail.Add(1)
-				t.fail("connect: %v", err)
-				return
-			}
-			clients[i] = c
+			clients[i] = dialCounted(ctx, addr, t)
 		}(i)
 	}
 	wg.Wait()
@@ -275,10 +280,8 @@ func runOnePerConn(addr *net.UDPAddr, host string, conns, parallel int, timeout 
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			c, err := dial(ctx, addr)
-			if err != nil {
-				t.connFail.Add(1)
-				t.fail("connect: %v", err)
+			c := dialCounted(ctx, addr, t)
+			if c == nil {
 				return
 			}
 			c.do(ctx, host, profileA[i%len(profileA)], t)
