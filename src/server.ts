@@ -313,14 +313,12 @@ export class Http3Server extends EventEmitter implements EventSink {
     }
     const ex: Exchange = { req, res };
     streams.set(stream, ex);
+    ex.timer = armRequestTimeout(this.options.requestTimeoutMs, () => this.timeOut(ex));
     if (this.options.onBody) {
       if (flags & RequestFlag.Complete) this.deliverChunk(ex, EMPTY, true);
     } else {
       this.answer(ex);
     }
-    // Most handlers answer synchronously: only a request still open gets a
-    // timer, so the common path allocates none.
-    if (!res.sent) ex.timer = armRequestTimeout(this.options.requestTimeoutMs, () => this.timeOut(ex));
   }
 
   /** @internal */
