@@ -51,6 +51,8 @@ describe('CLI (node dist/cli.js)', function () {
     const cli = await startCli(['--profile', 'a']);
     try {
       assert.ok(cli.port > 0 && cli.port < 65536);
+      // Each startup line is its own write; wait for the last one before reading them all.
+      await cli.waitForStderr(/WARNING: demo identity/);
       const err = cli.stderr();
       assert.match(err, /Profile A .* listening on udp 127\.0\.0\.1:\d+/);
       assert.match(err, /SPKI sha256 \(base64\): [A-Za-z0-9+/]{43}=/);

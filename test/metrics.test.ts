@@ -124,6 +124,7 @@ describe('CLI --metrics-port', function () {
   it('is off by default, and when on leaves the profile routes unchanged (/metrics over HTTP/3 is still 404)', async () => {
     const plain = await startCli(['--profile', 'a']);
     try {
+      await plain.waitForStderr(/WARNING: demo identity/); // the last startup line
       assert.doesNotMatch(plain.stderr(), /metrics/i);
     } finally {
       await plain.stop();
