@@ -218,12 +218,17 @@ describe('Profile B WebTransport over aioquic', function () {
       }
       plans.push(actions); // the rest close with the connection
     }
-    const results = await Promise.all(plans.map((p) => runWt(port, p, { timeout: 10 })));
-    for (const r of results) {
-      assert.ok(r.connected);
-      for (const x of r.results) if (x.op === 'session') assert.equal(x.status, 200);
+    // Waits are short so that a stalled echo fails here, naming the action and its time, rather
+    // than adding up past the test's timeout.
+    const results = await Promise.all(plans.map((p) => runWt(port, p, { timeout: 4 })));
+    results.forEach((r, c) => {
+      const trace = `connection ${c}: ${JSON.stringify(r.results.map((x) => [x.op, x.ms]))}`;
+      assert.ok(r.connected, trace);
+      for (const x of r.results) if (x.op === 'session') assert.equal(x.status, 200, trace);
+      for (const x of r.results) if (x.op === 'bidi') assert.equal(x.echo_b64, b64('data'), trace);
+      for (const x of r.results) if (x.op === 'uni') assert.ok(x.answers_b64.length > 0, trace);
       for (const x of r.results) if (x.op === 'datagram') assert.equal(x.echoed >= 0, true);
-    }
+    });
     const s = await statsWhen(port, (x) => x.occupancy.sessions === 0 && x.usage.streams === streams);
     assert.deepEqual(s, doc([0, 0], [50, streams, datagrams]));
   });

@@ -141,6 +141,7 @@ async def run(args, plan):
         for action in plan["actions"]:
             op = action["op"]
             res = {"op": op}
+            started = time.monotonic()
             data = base64.b64decode(action.get("data_b64", ""))
             if op == "session":
                 sid = c._quic.get_next_available_stream_id()
@@ -272,6 +273,7 @@ async def run(args, plan):
                 res.update(status=status, headers=s.headers, body=bytes(s.data).decode("utf-8", "replace"))
             elif op == "sleep":
                 await asyncio.sleep(action["ms"] / 1000)
+            res["ms"] = round((time.monotonic() - started) * 1000, 1)
             out["results"].append(res)
         out["connection_terminated"] = c.terminated
         if plan.get("close", {}) is None:
