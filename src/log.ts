@@ -22,13 +22,43 @@ const THRESHOLD: Record<LogVerbosity, number> = { quiet: RANK.warn, normal: RANK
 
 type Level = keyof typeof RANK;
 
+// Lines logged while one event batch is handled (Profile C logs one per
+// request) leave in one stderr write when the batch's synchronous work ends,
+// not one write system call per line. Bounded: past 64 KiB it writes at once;
+// and on exit whatever is pending is written before the process ends.
+const PENDING_MAX = 64 * 1024;
+let pending = '';
+let flushQueued = false;
+let exitHooked = false;
+
+function flushStderr(): void {
+  flushQueued = false;
+  if (pending === '') return;
+  const out = pending;
+  pending = '';
+  process.stderr.write(out);
+}
+
+function writeStderr(line: string): void {
+  pending += line;
+  if (pending.length >= PENDING_MAX) return flushStderr();
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on('exit', flushStderr);
+  }
+  if (!flushQueued) {
+    flushQueued = true;
+    queueMicrotask(flushStderr);
+  }
+}
+
 /** A logger writing one line per message to `write` (stderr by default). */
 export function createLogger(
   options: { format?: LogFormat; verbosity?: LogVerbosity; write?: (line: string) => void } = {},
 ): Logger {
   const format = options.format ?? 'text';
   const threshold = THRESHOLD[options.verbosity ?? 'normal'];
-  const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const write = options.write ?? writeStderr;
   const line = (level: Level, message: string) => {
     if (RANK[level] > threshold) return;
     // A message never spans lines: a stack trace becomes one line too.

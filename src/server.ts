@@ -18,7 +18,7 @@ import { H3Request } from './request';
 import { H3Response } from './response';
 import { Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
-import { armRequestTimeout, clearRequestTimeouts, REQUEST_TIMEOUT_STATUS } from './request-timeout';
+import { Deadlined, REQUEST_TIMEOUT_STATUS, RequestDeadlines } from './request-timeout';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
 
@@ -116,11 +116,10 @@ export interface ConnectionCloseInfo extends ConnectionInfo {
   reason: string;
 }
 
-interface Exchange {
+/** An open request; its deadline links (requestTimeoutMs) leave when it ends. */
+interface Exchange extends Deadlined {
   req: H3Request;
   res: H3Response;
-  /** The request timeout (requestTimeoutMs), cleared when the exchange ends. */
-  timer?: NodeJS.Timeout;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -159,6 +158,7 @@ export class Http3Server extends EventEmitter implements EventSink {
   private readonly logger: Logger;
   private native: NativeServer | undefined;
   private readonly exchanges = new Map<number, Map<number, Exchange>>();
+  private readonly deadlines: RequestDeadlines<Exchange>;
   /** Open WebTransport sessions' paths, for their close events; bounded by the native session cap. */
   private readonly sessionPaths = new Map<string, string>();
   private readonly commands = new CommandWriter();
@@ -173,6 +173,7 @@ export class Http3Server extends EventEmitter implements EventSink {
     this.options = options;
     this.logger = options.logger ?? stderrLogger;
     this.identity = loadIdentity(options.cert, options.key);
+    this.deadlines = new RequestDeadlines<Exchange>(options.requestTimeoutMs, (ex) => this.timeOut(ex));
     if (handler) this.on('request', handler);
   }
 
@@ -313,7 +314,7 @@ export class Http3Server extends EventEmitter implements EventSink {
     }
     const ex: Exchange = { req, res };
     streams.set(stream, ex);
-    ex.timer = armRequestTimeout(this.options.requestTimeoutMs, () => this.timeOut(ex));
+    this.deadlines.add(ex);
     if (this.options.onBody) {
       if (flags & RequestFlag.Complete) this.deliverChunk(ex, EMPTY, true);
     } else {
@@ -371,7 +372,6 @@ export class Http3Server extends EventEmitter implements EventSink {
 
   /** requestTimeoutMs passed without an answer: 503, and the handler's own res is ignored from now on. */
   private timeOut(ex: Exchange): void {
-    ex.timer = undefined;
     if (this.exchanges.get(ex.req.connectionId)?.get(ex.req.streamId) !== ex || ex.res.sent) return;
     this.emit('requestTimeout', ex.req);
     const res = new H3Response((r, fields, b) => this.send(ex.req.connectionId, ex.req.streamId, r.status, fields, b));
@@ -382,8 +382,8 @@ export class Http3Server extends EventEmitter implements EventSink {
   private send(conn: number, stream: number, status: number, fields: string[], body: Buffer): void {
     const streams = this.exchanges.get(conn);
     const ex = streams?.get(stream);
-    clearTimeout(ex?.timer);
     if (!ex || !streams!.delete(stream)) return; // aborted by the client, timed out, or the connection is gone
+    this.deadlines.remove(ex);
     this.emit('response', ex.req, status);
     this.logger.debug?.(`response ${status} to ${ex.req.method} ${ex.req.path} (connection ${conn})`);
     this.commands.respond(conn, stream, status, fields, body);
@@ -395,7 +395,7 @@ export class Http3Server extends EventEmitter implements EventSink {
     const streams = this.exchanges.get(conn);
     const ex = streams?.get(stream);
     if (!ex) return;
-    clearTimeout(ex.timer);
+    this.deadlines.remove(ex);
     streams!.delete(stream);
     if (reason === AbortReason.PeerReset || reason === AbortReason.ProtocolError) {
       this.emit('requestAborted', ex.req, code);
@@ -410,7 +410,8 @@ export class Http3Server extends EventEmitter implements EventSink {
 
   /** @internal */
   onConnClosed(c: ConnClosedInfo): void {
-    clearRequestTimeouts(this.exchanges.get(c.conn)?.values());
+    const streams = this.exchanges.get(c.conn);
+    if (streams) for (const ex of streams.values()) this.deadlines.remove(ex);
     this.exchanges.delete(c.conn);
     const info: ConnectionCloseInfo = {
       id: c.conn,
@@ -474,7 +475,7 @@ export class Http3Server extends EventEmitter implements EventSink {
   onServerClosed(): void {
     const native = this.native;
     this.native = undefined;
-    for (const streams of this.exchanges.values()) clearRequestTimeouts(streams.values());
+    this.deadlines.clear();
     this.exchanges.clear();
     native?.join();
     this.resolveClosed?.();
