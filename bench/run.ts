@@ -36,6 +36,8 @@ const P = {
   w5Idle: QUICK ? 300 : 1000,
   w5Requests: QUICK ? 10_000 : 100_000,
   w7Datagrams: QUICK ? 20_000 : 100_000,
+  /** Streams on the one connection of the load-client ceiling probe. */
+  ceilingStreams: 100,
 };
 
 // ---------------------------------------------------------------- processes
@@ -399,6 +401,22 @@ async function w5(variant: string, start: () => Promise<Server & { port?: number
   return r;
 }
 
+/**
+ * The load client's own ceiling: W1's request on one connection with many
+ * streams against the native handler, so that the client, not the round
+ * trip or the server, is the limit (its CPU near 100% proves it).
+ */
+async function clientCeiling(): Promise<Measured> {
+  const s = await startH3Node('a', true);
+  const url = `https://127.0.0.1:${s.port}/login`;
+  const args = ['-conns', '1', '-streams', String(P.ceilingStreams)];
+  await h3Load(s, url, [...args, '-requests', String(P.warmup)]);
+  const m = await h3Load(s, url, [...args, '-requests', String(P.w1Requests)]);
+  await stop(s);
+  keep('W1', `client ceiling (native, 1x${P.ceilingStreams})`, 1, m);
+  return m;
+}
+
 interface W7Result {
   sent: number;
   send_seconds: number;
@@ -528,6 +546,10 @@ async function main() {
   log(`W5: ${P.w5Idle} idle connections held open, then 64 connections x 16 streams of W1's request`);
   const w5r = [await w5('h3-node (TypeScript)', () => startH3Node('a', false))];
   if (!QUICK) w5r.push(await w5('caddy', () => startCaddy(false)));
+  log(`W5 with the native handler (no JavaScript): whether the server or the load client sets W5's pace`);
+  const w5Native = await w5('h3-node (native)', () => startH3Node('a', true));
+  log(`load client ceiling: W1's request on 1 conn x ${P.ceilingStreams} streams against the native handler, client saturated`);
+  const ceiling = await clientCeiling();
   log(`W7: one WebTransport session receiving ${P.w7Datagrams} datagrams; GET /stats meanwhile`);
   const w7r = await w7();
 
@@ -604,17 +626,32 @@ async function main() {
     rows,
     w4: w4r,
     w5: w5r,
+    w5_native: w5Native,
+    client_ceiling: ceiling,
     w7: w7r,
     checks,
     seconds,
   };
   fs.writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
   fs.writeFileSync(`${base}.svg`, renderChart(result));
-  const w5Lines = w5r.map(
+  const w5Lines = [...w5r, w5Native].map(
     (w) =>
       `- W5 ${w.server}: ${w.idle} idle connections: RSS ${(w.rss_before_kib / 1024).toFixed(1)} -> ${(w.rss_idle_kib / 1024).toFixed(1)} MiB ` +
       `= ${w.per_idle_kib.toFixed(1)} KiB per connection; then 64 x 16: ${w.load.rps.toFixed(0)} req/s`,
   );
+  // Who sets the pace of W1 and W5 (bench/README.md, "Where the load client
+  // sets the pace"): not targets, the evidence next to the two req/s checks.
+  const caddyW1 = med('W1', 'caddy', 'rps');
+  const clientPct = (m: Measured) => (m.client_cpu_s !== undefined ? `${((100 * m.client_cpu_s) / m.seconds).toFixed(0)}%` : 'n/a');
+  const pace = [
+    `- Pace, W1: the load client tops out at ${ceiling.rps.toFixed(0)} req/s (1 conn x ${P.ceilingStreams} streams, native handler, client ${clientPct(ceiling)} busy); ` +
+      `2.0x Caddy is ${(2 * caddyW1).toFixed(0)} req/s = ${((200 * caddyW1) / ceiling.rps).toFixed(0)}% of that ceiling; at W1's 20 streams the native handler ` +
+      `(no JavaScript) reaches ${med('W1', nat, 'rps').toFixed(0)} req/s = ${(med('W1', nat, 'rps') / caddyW1).toFixed(2)}x Caddy`,
+    `- Pace, W5: native handler ${w5Native.load.rps.toFixed(0)} req/s (client ${clientPct(w5Native.load)} busy) vs TypeScript ` +
+      `${w5r[0].load.rps.toFixed(0)} req/s (client ${clientPct(w5r[0].load)} busy): the load client sets W5's rate`,
+  ];
+  for (const line of pace) log(line);
+  md.push('', ...pace);
   const extra = [
     `- W4: ${w4r.attempts.map((a) => `413 after ${a.after_ms} ms, ${a.past_cap} B past the cap`).join('; ')}`,
     ...w5Lines,
