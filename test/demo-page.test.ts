@@ -37,7 +37,13 @@ async function waitForTiles(tab: Page, expected: Record<string, string>): Promis
 async function click(tab: Page, id: string): Promise<void> {
   const before = Number((await tab.getAttribute('body', 'data-actions')) ?? 0);
   await tab.click(`#${id}`);
-  await tab.waitForFunction(`Number(document.body.dataset.actions || 0) > ${before}`);
+  try {
+    await tab.waitForFunction(`Number(document.body.dataset.actions || 0) > ${before}`, undefined, { timeout: 20000 });
+  } catch (e) {
+    // Name the step and show the page's own log: which action never finished, and what it saw.
+    const log = await tab.textContent('#log').catch(() => '(page log unavailable)');
+    throw new Error(`button #${id}: its action did not finish within 20 s; page log: ${log}; ${(e as Error).message}`);
+  }
 }
 
 describe('Profile B demo page (--demo-page) in headless Chromium', function () {

@@ -182,6 +182,22 @@ describe('CLI --metrics-port', function () {
     }
   });
 
+  it('counts the 200 that opens each WebTransport session and the 429 past the sessions cap', async () => {
+    const cli = await startCli(['--profile', 'b', '--metrics-port', '0']);
+    try {
+      const url = (await cli.waitForStderr(/Prometheus metrics at (\S+)/)).split(' at ')[1];
+      const actions = Array.from({ length: 33 }, (_, i) => ({ op: 'session', name: `s${i}` }));
+      const r = await runWt(cli.port, actions, { timeout: 10 });
+      assert.deepEqual(r.results.map((x) => x.status), [...Array(32).fill(200), 429]);
+      const m = await scrape(url);
+      assert.equal(m.get('h3_requests_total{status="200"}'), 32);
+      assert.equal(m.get('h3_requests_total{status="429"}'), 1);
+      assert.equal(m.get('h3_webtransport_sessions_total'), 32);
+    } finally {
+      await cli.stop();
+    }
+  });
+
   it('--profile b exports the WebTransport series', async () => {
     const cli = await startCli(['--profile', 'b', '--metrics-port', '0']);
     try {
