@@ -24,6 +24,7 @@ const H3_SETTINGS_ERROR = 0x109;
 const H3_MISSING_SETTINGS = 0x10a;
 const QPACK_DECOMPRESSION_FAILED = 0x200;
 const QPACK_ENCODER_STREAM_ERROR = 0x201;
+const QPACK_DECODER_STREAM_ERROR = 0x202;
 const WT_BUFFERED_STREAM_REJECTED = 0x3994bd84;
 const SETTINGS_MAX_FIELD_SECTION_SIZE = 0x06;
 const MAX_FIELD_SECTION_SIZE = 16384; // the server's default, advertised in SETTINGS
@@ -183,6 +184,17 @@ describe('bad input on the wire: critical streams, frames, QPACK (Profile A)', f
       actions: [{ op: 'encoder', parts: [{ hex: '4361626301' + '78' }] }, waitClosed],
       code: QPACK_ENCODER_STREAM_ERROR,
     },
+    {
+      // The server's sections all have Required Insert Count 0: none may be acknowledged.
+      name: 'the decoder stream acknowledges a field section (Section Acknowledgment)',
+      actions: [{ op: 'request', name: 'r', path: '/login' }, { op: 'wait', name: 'r' }, { op: 'decoder', parts: [{ hex: '80' }] }, waitClosed],
+      code: QPACK_DECODER_STREAM_ERROR,
+    },
+    {
+      name: 'the decoder stream increments the insert count (nothing was ever inserted)',
+      actions: [{ op: 'decoder', parts: [{ hex: '01' }] }, waitClosed],
+      code: QPACK_DECODER_STREAM_ERROR,
+    },
   ];
   for (const c of closes) {
     it(`${c.name}: connection closed with 0x${c.code.toString(16)}; new connections are served`, async () => {
@@ -208,6 +220,17 @@ describe('bad input on the wire: critical streams, frames, QPACK (Profile A)', f
     ]);
     assertServedAndOpen(r, 'r');
     assert.match(r.streams.r.body, /login succeeded/);
+  });
+
+  it('Stream Cancellations on the decoder stream, split across packets, are accepted', async () => {
+    const r = await runRaw(port, [
+      { op: 'decoder', parts: [{ hex: '447f' }] }, // stream 4, then a stream ID whose integer continues
+      { op: 'sleep', ms: 30 },
+      { op: 'decoder', parts: [{ hex: '8101' }] },
+      { op: 'request', name: 'r', path: '/login' },
+      { op: 'wait', name: 'r' },
+    ]);
+    assertServedAndOpen(r, 'r');
   });
 
   it('unknown frame types on the control stream after SETTINGS are skipped', async () => {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use quiche::h3::qpack;
 
 use super::codes::*;
+use super::decoder_stream::DecoderStreamReader;
 use super::error::{H3Error, H3Result};
 use super::field_section::{self, FieldSectionError};
 use super::frame::{self, Context, FrameEvent, FrameReader};
@@ -92,7 +93,7 @@ enum StreamState {
     UniType(Partial),
     Control(FrameReader),
     QpackEncoder,
-    QpackDecoder,
+    QpackDecoder(DecoderStreamReader),
     /// Unknown stream type, or a stream we refused: read and discard.
     Discard,
     /// WebTransport stream whose session ID is still arriving.
@@ -424,9 +425,10 @@ impl H3Connection {
                     }
                     return self.on_critical_fin(fin);
                 }
-                StreamState::QpackDecoder => {
-                    // Section acknowledgements and cancellations carry nothing
-                    // we need, because we never use the dynamic table.
+                StreamState::QpackDecoder(reader) => {
+                    if let Err(e) = reader.feed(data) {
+                        return Err(H3Error::connection(QPACK_DECODER_STREAM_ERROR, e.reason()));
+                    }
                     return self.on_critical_fin(fin);
                 }
                 StreamState::Discard => {
@@ -474,7 +476,7 @@ impl H3Connection {
                 if self.peer_decoder.replace(id).is_some() {
                     return duplicate();
                 }
-                StreamState::QpackDecoder
+                StreamState::QpackDecoder(DecoderStreamReader::default())
             }
             stream_type::PUSH => {
                 return Err(H3Error::connection(H3_STREAM_CREATION_ERROR, "client opened a push stream"));
@@ -718,7 +720,7 @@ impl H3Connection {
 
     fn on_peer_reset(&mut self, quic: &mut quiche::Connection, id: u64, code: u64, events: &mut EventBatch) {
         match self.streams.get(&id) {
-            Some(StreamState::Control(_) | StreamState::QpackEncoder | StreamState::QpackDecoder) => {
+            Some(StreamState::Control(_) | StreamState::QpackEncoder | StreamState::QpackDecoder(_)) => {
                 // Handled as a critical-stream closure by the caller's next
                 // read; quiche reports the reset only once, so act now.
                 self.closing = true;

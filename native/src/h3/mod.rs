@@ -3,6 +3,7 @@
 
 pub mod codes;
 pub mod connection;
+pub mod decoder_stream;
 pub mod error;
 pub mod field_section;
 pub mod frame;
