@@ -243,7 +243,7 @@ impl H3Connection {
     }
 
     /// Reads everything readable, within the flow of credit JavaScript grants.
-    pub fn process(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut Vec<u8>) -> Outcome {
+    pub fn process(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut [u8]) -> Outcome {
         self.open_control(quic);
         if self.closing {
             return Outcome::default();
@@ -272,13 +272,13 @@ impl H3Connection {
         quic: &mut quiche::Connection,
         id: u64,
         events: &mut EventBatch,
-        scratch: &mut Vec<u8>,
+        scratch: &mut [u8],
     ) -> H3Result<()> {
-        if !self.streams.contains_key(&id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.streams.entry(id) {
             if is_client_bidi(id) {
-                self.streams.insert(id, StreamState::BidiFirst(Partial::default()));
+                slot.insert(StreamState::BidiFirst(Partial::default()));
             } else if is_client_uni(id) {
-                self.streams.insert(id, StreamState::UniType(Partial::default()));
+                slot.insert(StreamState::UniType(Partial::default()));
             } else {
                 // Server-initiated streams are never read from here.
                 let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_NO_ERROR);

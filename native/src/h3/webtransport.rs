@@ -47,6 +47,12 @@ impl Session {
     }
 }
 
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// What a client stream of a session is doing.
 pub enum WtStream {
     /// Echoed back on itself.
