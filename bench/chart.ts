@@ -77,13 +77,13 @@ export function renderChart(result: Result): string {
   const rLabel = 240;
   const rBar = 200;
   let ry = 70;
-  text(rx, 50, 'targets: bar = how far past the target (dashed line); green = met', 'font-weight="bold"');
+  text(rx, 50, 'targets: bar = how far past the target (dashed line); green = met, red = missed, grey = extra view', 'font-weight="bold"');
   const scale = 2; // the bar's full width is 2x the target
   for (const c of result.checks) {
     const score = c.unit === 'yes' ? c.value : c.kind === 'min' ? c.value / c.target : c.value > 0 ? c.target / c.value : 2;
     const w = Math.max(2, Math.min(score / scale, 1) * rBar);
     text(rx, ry + 13, `${c.id}  ${c.what}`);
-    out.push(`<rect x="${rx + rLabel}" y="${ry + 2}" width="${w.toFixed(1)}" height="15" fill="${c.pass ? '#2ca02c' : '#d62728'}"/>`);
+    out.push(`<rect x="${rx + rLabel}" y="${ry + 2}" width="${w.toFixed(1)}" height="15" fill="${c.pass ? '#2ca02c' : c.extra ? '#aaaaaa' : '#d62728'}"/>`);
     text(rx + rLabel + rBar + 8, ry + 14, checkLabel(c), 'font-size="11"');
     ry += 22;
   }

@@ -520,11 +520,21 @@ export interface Check {
   kind: 'min' | 'max';
   unit: string;
   pass: boolean;
+  /** A stricter view added here, not one of the issue's targets. */
+  extra?: boolean;
 }
 
 function check(id: string, what: string, value: number, kind: 'min' | 'max', target: number, unit = 'x'): Check {
   const pass = Number.isFinite(value) && (kind === 'min' ? value >= target : value <= target);
   return { id, what, value, target, kind, unit, pass };
+}
+
+/** A check beyond the issue's targets (shown, never called a miss). */
+const extraView = (c: Check): Check => ({ ...c, extra: true });
+
+export function verdict(c: Check): string {
+  if (c.extra) return c.pass ? 'met (extra view)' : 'below (extra view, not a target)';
+  return c.pass ? 'met' : 'MISSED';
 }
 
 async function main() {
@@ -561,7 +571,7 @@ async function main() {
     // Server-bound view: requests one fully busy core could serve (1 / CPU
     // per request). At 20 streams neither server nor client saturates a
     // core, so req/s above is bounded by the client and the round trip.
-    check('W1', 'capacity/core vs Caddy', med('W1', 'caddy', 'cpu_us_per_req') / med('W1', ts, 'cpu_us_per_req'), 'min', 2.0),
+    extraView(check('W1', 'capacity/core vs Caddy', med('W1', 'caddy', 'cpu_us_per_req') / med('W1', ts, 'cpu_us_per_req'), 'min', 2.0)),
     check('W1', 'CPU/request vs Caddy', med('W1', ts, 'cpu_us_per_req') / med('W1', 'caddy', 'cpu_us_per_req'), 'max', 0.5),
     check('W2', 'TTFB p50 vs Caddy', med('W2', ts, 'p50_ms') / med('W2', 'caddy', 'p50_ms'), 'max', 1.0),
     check('W3', 'req/s vs Caddy->Node', med('W3', ts, 'rps') / med('W3', 'caddy -> node http', 'rps'), 'min', 2.0),
@@ -573,8 +583,8 @@ async function main() {
     check('W6', 'W1 TypeScript vs native', w1Rps / med('W1', nat, 'rps'), 'min', 0.7),
     check('W6', 'W3 TypeScript vs native', med('W3', ts, 'rps') / med('W3', nat, 'rps'), 'min', 0.7),
     // The same at a saturated server core: native CPU/request over TypeScript's.
-    check('W6', 'W1 capacity/core TS vs native', med('W1', nat, 'cpu_us_per_req') / med('W1', ts, 'cpu_us_per_req'), 'min', 0.7),
-    check('W6', 'W3 capacity/core TS vs native', med('W3', nat, 'cpu_us_per_req') / med('W3', ts, 'cpu_us_per_req'), 'min', 0.7),
+    extraView(check('W6', 'W1 capacity/core TS vs native', med('W1', nat, 'cpu_us_per_req') / med('W1', ts, 'cpu_us_per_req'), 'min', 0.7)),
+    extraView(check('W6', 'W3 capacity/core TS vs native', med('W3', nat, 'cpu_us_per_req') / med('W3', ts, 'cpu_us_per_req'), 'min', 0.7)),
     check('W7', 'usage.datagrams = quiche', w7r.usage_datagrams === w7r.quiche_dgram_recv && w7r.usage_datagrams > 0 ? 1 : 0, 'min', 1, 'yes'),
     check('W7', '/stats p99 meanwhile', w7r.stats.p99_ms, 'max', 10, 'ms'),
   ];
@@ -609,7 +619,7 @@ async function main() {
   table('| id | check | measured | target | verdict |');
   table('|---|---|---:|---:|---|');
   for (const c of checks) {
-    table(`| ${c.id} | ${c.what} | ${fmt(c.value, c.unit)} | ${c.kind === 'min' ? '>=' : '<='} ${fmt(c.target, c.unit)} | ${c.pass ? 'met' : 'MISSED'} |`);
+    table(`| ${c.id} | ${c.what} | ${fmt(c.value, c.unit)} | ${c.kind === 'min' ? '>=' : '<='} ${fmt(c.target, c.unit)} | ${verdict(c)} |`);
   }
   const seconds = (Date.now() - started) / 1000;
   log(`\ntotal time ${seconds.toFixed(0)} s`);
