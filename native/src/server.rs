@@ -620,9 +620,15 @@ impl Server {
             conn.h3.set_batches(self.batch_seq, acked);
             let events = &mut self.events;
             let scratch = &mut self.scratch;
-            let before = events.len_bytes();
+            let before = events.answerable();
             let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, events, scratch)));
-            if self.events.len_bytes() > before && self.drain_started.is_none() && !conn.held && !conn.answered {
+            // Hold only for what JavaScript answers. Holding anything else
+            // only delays what the native core already wrote, and can lose
+            // it: a FIN written alone after the data was sent (a WebTransport
+            // echo) is dropped by quiche 0.30 if the peer's ACK of that data
+            // is processed before the FIN is sent, because the stream then
+            // counts as complete and is collected (docs/design.md).
+            if self.events.answerable() > before && self.drain_started.is_none() && !conn.held && !conn.answered {
                 conn.held = true;
                 self.held.push((h, self.batch_seq, Instant::now() + HOLD_MAX));
             }

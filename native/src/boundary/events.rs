@@ -61,11 +61,18 @@ pub mod log_level {
 pub struct EventBatch {
     buf: Vec<u8>,
     count: u32,
+    /// Events JavaScript answers (requests and body chunks), ever: the I/O
+    /// loop holds a connection's packets only for those (server.rs, `held`).
+    answerable: u64,
 }
 
 impl EventBatch {
     pub fn is_empty(&self) -> bool {
         self.count == 0
+    }
+
+    pub fn answerable(&self) -> u64 {
+        self.answerable
     }
 
     pub fn len_bytes(&self) -> usize {
@@ -128,6 +135,7 @@ impl EventBatch {
         fields: &[(Vec<u8>, Vec<u8>)],
         body: &[u8],
     ) {
+        self.answerable += 1;
         self.head(kind::REQUEST, conn);
         self.f64(stream);
         self.u8(flags);
@@ -146,6 +154,7 @@ impl EventBatch {
     }
 
     pub fn body(&mut self, conn: u32, stream: u64, data: &[u8], fin: bool) {
+        self.answerable += 1;
         self.head(kind::BODY, conn);
         self.f64(stream);
         self.u8(fin as u8);
