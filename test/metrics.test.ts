@@ -6,7 +6,7 @@ import { createServer, Http3Server, startMetrics, MetricsEndpoint, WebTransportS
 import { createProfileB } from '../src/profiles/profile-b';
 import { b64 as b64Bytes, request, runClient } from './helpers/h3client';
 import { runWt, b64 } from './helpers/wt-client';
-import { MemoryLogger, startCli } from './helpers/server';
+import { CliProcess, MemoryLogger, startCli } from './helpers/server';
 
 /** Parses the Prometheus text format into `name{labels}` -> value. */
 function parseMetrics(text: string): Map<string, number> {
@@ -118,6 +118,17 @@ describe('Prometheus metrics endpoint', function () {
   });
 });
 
+/** Runs `fn` against a CLI started with `--metrics-port 0`, given the metrics URL it printed. */
+async function withMetricsCli(profile: string, fn: (cli: CliProcess, url: string) => Promise<void>): Promise<void> {
+  const cli = await startCli(['--profile', profile, '--metrics-port', '0']);
+  try {
+    const url = (await cli.waitForStderr(/Prometheus metrics at (\S+)/)).split(' at ')[1];
+    await fn(cli, url);
+  } finally {
+    await cli.stop();
+  }
+}
+
 describe('CLI --metrics-port', function () {
   this.timeout(30000);
 
@@ -129,9 +140,7 @@ describe('CLI --metrics-port', function () {
     } finally {
       await plain.stop();
     }
-    const cli = await startCli(['--profile', 'a', '--metrics-port', '0']);
-    try {
-      const url = (await cli.waitForStderr(/Prometheus metrics at (\S+)/)).split(' at ')[1];
+    await withMetricsCli('a', async (cli, url) => {
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
       assert.equal((await request(cli.port, { path: '/metrics' })).status, 404);
       assert.equal((await request(cli.port, { path: '/login' })).status, 200);
@@ -140,15 +149,11 @@ describe('CLI --metrics-port', function () {
       assert.equal(m.get('h3_requests_total{status="200"}'), 1);
       assert.equal(m.get('h3_connections_total'), 2);
       assert.equal(m.has('h3_webtransport_sessions_total'), false, 'Profile A exports no WebTransport series');
-    } finally {
-      await cli.stop();
-    }
+    });
   });
 
   it('counts the answers the native core writes itself (413, 431, 501) by status, next to handler answers', async () => {
-    const cli = await startCli(['--profile', 'a', '--metrics-port', '0']);
-    try {
-      const url = (await cli.waitForStderr(/Prometheus metrics at (\S+)/)).split(' at ')[1];
+    await withMetricsCli('a', async (cli, url) => {
       const r = await runClient(cli.port, {
         sequential: true,
         requests: [
@@ -167,25 +172,21 @@ describe('CLI --metrics-port', function () {
           // And one answer from a handler.
           { path: '/login' },
         ],
-      });
-      assert.deepEqual(r.responses.map((x) => x.status), [413, 431, 501, 501, 200]);
-      const m = await scrape(url);
-      const byStatus = [...m].filter(([k]) => k.startsWith('h3_requests_total{')).sort();
-      assert.deepEqual(byStatus, [
-        ['h3_requests_total{status="200"}', 1],
-        ['h3_requests_total{status="413"}', 1],
-        ['h3_requests_total{status="431"}', 1],
-        ['h3_requests_total{status="501"}', 2],
-      ]);
-    } finally {
-      await cli.stop();
-    }
+    });
+    assert.deepEqual(r.responses.map((x) => x.status), [413, 431, 501, 501, 200]);
+    const m = await scrape(url);
+    const byStatus = [...m].filter(([k]) => k.startsWith('h3_requests_total{')).sort();
+    assert.deepEqual(byStatus, [
+      ['h3_requests_total{status="200"}', 1],
+      ['h3_requests_total{status="413"}', 1],
+      ['h3_requests_total{status="431"}', 1],
+      ['h3_requests_total{status="501"}', 2],
+    ]);
+    });
   });
 
   it('counts the 200 that opens each WebTransport session and the 429 past the sessions cap', async () => {
-    const cli = await startCli(['--profile', 'b', '--metrics-port', '0']);
-    try {
-      const url = (await cli.waitForStderr(/Prometheus metrics at (\S+)/)).split(' at ')[1];
+    await withMetricsCli('b', async (cli, url) => {
       const actions = Array.from({ length: 33 }, (_, i) => ({ op: 'session', name: `s${i}` }));
       const r = await runWt(cli.port, actions, { timeout: 10 });
       assert.deepEqual(r.results.map((x) => x.status), [...Array(32).fill(200), 429]);
@@ -193,20 +194,14 @@ describe('CLI --metrics-port', function () {
       assert.equal(m.get('h3_requests_total{status="200"}'), 32);
       assert.equal(m.get('h3_requests_total{status="429"}'), 1);
       assert.equal(m.get('h3_webtransport_sessions_total'), 32);
-    } finally {
-      await cli.stop();
-    }
+    });
   });
 
   it('--profile b exports the WebTransport series', async () => {
-    const cli = await startCli(['--profile', 'b', '--metrics-port', '0']);
-    try {
-      const url = (await cli.waitForStderr(/Prometheus metrics at (\S+)/)).split(' at ')[1];
+    await withMetricsCli('b', async (_cli, url) => {
       const m = await scrape(url);
       assert.equal(m.get('h3_webtransport_sessions_total'), 0);
       assert.equal(m.get('h3_webtransport_sessions_cap'), 32);
-    } finally {
-      await cli.stop();
-    }
+    });
   });
 });
