@@ -3,9 +3,10 @@
 // different work; and the quiche datagram counter W7 checks against must
 // match what Profile B counts. Real UDP, aioquic as the client.
 import assert from 'node:assert/strict';
-import { createServer, silentLogger, WebTransportStats } from '../src';
-import { profileA, profileC } from '../src/profiles';
-import { createProfileB } from '../src/profiles/profile-b';
+import { createServer, silentLogger } from '../src';
+import { WebTransportStats } from '../src/demo';
+import { profileA, profileC } from '../src/demo/profiles';
+import { createProfileB } from '../src/demo/profiles/profile-b';
 import { runClient, PlannedRequest, H3Response } from './helpers/h3client';
 import { b64, runWt } from './helpers/wt-client';
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { spawn } from 'node:child_process';
-import { createLogger } from '../src/log';
+import { createLogger } from '../src/lib/log';
 import { runClient } from './helpers/h3client';
 import { CLI, startCli } from './helpers/server';
 

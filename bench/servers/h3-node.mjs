@@ -1,5 +1,5 @@
 // Benchmark launcher for this project: the same createServer + profile the
-// CLI (src/cli.ts) starts, plus a stdin line protocol so the harness can read
+// CLI (src/demo/cli.ts) starts, plus a stdin line protocol so the harness can read
 // the native counters of the running server without sharing its process:
 //   "counters\n" -> one JSON line on stdout.
 // With H3_BENCH_NATIVE_HANDLER=a|c the Rust bench handler answers instead of
@@ -9,9 +9,8 @@ import readline from 'node:readline';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const { createServer } = require('../../dist/server.js');
-const { PROFILES } = require('../../dist/profiles/index.js');
-const { stderrLogger } = require('../../dist/log.js');
+const { createServer, stderrLogger } = require('../../dist/index.js');
+const { PROFILES } = require('../../dist/demo/index.js');
 
 const [profileName = 'a', portArg = '4433'] = process.argv.slice(2);
 const profile = PROFILES[profileName];
