@@ -3,22 +3,11 @@
 // quiche core.
 import { EventEmitter } from 'node:events';
 import { addon, NativeCounters, NativeServer } from '../native/binding';
-import {
-  AbortReason,
-  CloseHow,
-  CommandWriter,
-  ConnClosedInfo,
-  decodeBatch,
-  EventSink,
-  LogLevel,
-  RequestFlag,
-  WtStreamEvent,
-} from '../native/protocol';
-import { H3Request } from './request';
-import { H3Response } from './response';
+import type { H3Request } from './request';
+import type { H3Response } from './response';
 import { Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
-import { Deadlined, REQUEST_TIMEOUT_STATUS, RequestDeadlines } from './request-timeout';
+import { NativeLink } from './native-link';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
 
@@ -116,20 +105,6 @@ export interface ConnectionCloseInfo extends ConnectionInfo {
   reason: string;
 }
 
-/** An open request; its deadline links (requestTimeoutMs) leave when it ends. */
-interface Exchange extends Deadlined {
-  req: H3Request;
-  res: H3Response;
-}
-
-const EMPTY = Buffer.alloc(0);
-const INITIATOR = {
-  [CloseHow.Peer]: 'peer',
-  [CloseHow.Local]: 'local',
-  [CloseHow.IdleTimeout]: 'idle-timeout',
-  [CloseHow.Other]: 'other',
-} as Record<number, ConnectionCloseInfo['initiator']>;
-
 export interface Http3Server {
   on(event: 'request', listener: RequestHandler): this;
   on(event: 'connection', listener: (info: ConnectionInfo) => void): this;
@@ -152,83 +127,77 @@ export interface Http3Server {
   on(event: string, listener: (...args: any[]) => void): this;
 }
 
-export class Http3Server extends EventEmitter implements EventSink {
+export class Http3Server extends EventEmitter {
   readonly identity: Identity;
-  private readonly options: ServerOptions;
-  private readonly logger: Logger;
-  private native: NativeServer | undefined;
-  private readonly exchanges = new Map<number, Map<number, Exchange>>();
-  private readonly deadlines: RequestDeadlines<Exchange>;
-  /** Open WebTransport sessions' paths, for their close events; bounded by the native session cap. */
-  private readonly sessionPaths = new Map<string, string>();
-  private readonly commands = new CommandWriter();
-  private inBatch = false;
-  private flushScheduled = false;
-  private lastSeq = 0;
-  private closing: Promise<void> | undefined;
-  private resolveClosed: (() => void) | undefined;
+  // Private fields (#), not TypeScript's `private`: the native link and its
+  // callbacks are no part of the server's API, in types or at run time.
+  readonly #options: ServerOptions;
+  readonly #link: NativeLink;
+  #native: NativeServer | undefined;
+  #closing: Promise<void> | undefined;
+  #resolveClosed: (() => void) | undefined;
 
   constructor(options: ServerOptions = {}, handler?: RequestHandler) {
     super();
-    this.options = options;
-    this.logger = options.logger ?? stderrLogger;
+    this.#options = options;
     this.identity = loadIdentity(options.cert, options.key);
-    this.deadlines = new RequestDeadlines<Exchange>(options.requestTimeoutMs, (ex) => this.timeOut(ex));
+    this.#link = new NativeLink(this, options, options.logger ?? stderrLogger, () => this.#onClosed());
     if (handler) this.on('request', handler);
   }
 
   /** Binds the UDP port and starts serving. Rejects with a one-line Error (port in use, bad identity). */
-  listen(port = this.options.port ?? 4433, host = this.options.host ?? '0.0.0.0'): Promise<AddressInfo> {
-    if (this.native) return Promise.reject(new Error('server is already listening'));
+  listen(port = this.#options.port ?? 4433, host = this.#options.host ?? '0.0.0.0'): Promise<AddressInfo> {
+    if (this.#native) return Promise.reject(new Error('server is already listening'));
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       return Promise.reject(new RangeError(`port must be an integer from 0 to 65535, got ${port}`));
     }
+    const options = this.#options;
+    const link = this.#link;
     try {
-      this.native = addon().listen(
+      this.#native = addon().listen(
         {
           host,
           port,
           certPath: this.identity.certPath,
           keyPath: this.identity.keyPath,
-          streamedBodies: this.options.onBody !== undefined,
-          bodyWindow: this.options.bodyWindow,
-          bodyCredit: this.options.bodyCredit,
-          idleTimeoutMs: this.options.idleTimeoutMs,
-          handshakeTimeoutMs: this.options.handshakeTimeoutMs,
-          maxConnections: this.options.maxConnections,
-          maxStreamsPerConnection: this.options.maxStreamsPerConnection,
-          maxFieldSectionSize: this.options.maxFieldSectionSize,
+          streamedBodies: options.onBody !== undefined,
+          bodyWindow: options.bodyWindow,
+          bodyCredit: options.bodyCredit,
+          idleTimeoutMs: options.idleTimeoutMs,
+          handshakeTimeoutMs: options.handshakeTimeoutMs,
+          maxConnections: options.maxConnections,
+          maxStreamsPerConnection: options.maxStreamsPerConnection,
+          maxFieldSectionSize: options.maxFieldSectionSize,
           // Fault injection for the test suite only: a request for this path
           // panics inside the native core.
           panicOnPath: process.env.H3_NODE_FAULT_PANIC_PATH,
-          webtransport: this.options.webtransport ?? false,
-          keylogPath: keyLogPath(this.options.keyLogFile),
-          qlogDir: this.options.qlogDir,
+          webtransport: options.webtransport ?? false,
+          keylogPath: keyLogPath(options.keyLogFile),
+          qlogDir: options.qlogDir,
           // Benchmark only (bench/README.md): Rust answers Profile A or C
           // itself, the ceiling for the boundary's cost.
           benchNativeHandler: process.env.H3_BENCH_NATIVE_HANDLER,
         },
-        (batch) => this.onBatch(batch),
+        (batch) => link.onBatch(batch),
       );
     } catch (e) {
       return Promise.reject(new Error((e as Error).message));
     }
-    const addr = this.native.address();
+    link.start(this.#native);
+    const addr = this.#native.address();
     this.emit('listening', addr);
     return Promise.resolve(addr);
   }
 
   /** Requests handed to handlers and not yet answered or aborted. */
   get pendingRequests(): number {
-    let n = 0;
-    for (const streams of this.exchanges.values()) n += streams.size;
-    return n;
+    return this.#link.pendingRequests;
   }
 
   /** Native counters (bytes and datagrams received, body bytes read, connections); zeros before listen(). */
   counters(): NativeCounters {
     return (
-      this.native?.counters() ?? {
+      this.#native?.counters() ?? {
         udpBytesReceived: 0,
         udpDatagramsReceived: 0,
         udpDatagramsSent: 0,
@@ -252,7 +221,7 @@ export class Http3Server extends EventEmitter implements EventSink {
   }
 
   address(): AddressInfo | null {
-    return this.native && !this.closing ? this.native.address() : null;
+    return this.#native && !this.#closing ? this.#native.address() : null;
   }
 
   /**
@@ -260,226 +229,29 @@ export class Http3Server extends EventEmitter implements EventSink {
    * to 3 s), connections close, then the promise resolves.
    */
   close(): Promise<void> {
-    return this.shutdown(true);
+    return this.#shutdown(true);
   }
 
   /** Closes every connection at once without waiting for in-flight requests. */
   closeNow(): Promise<void> {
-    return this.shutdown(false);
+    return this.#shutdown(false);
   }
 
-  private shutdown(graceful: boolean): Promise<void> {
-    const native = this.native;
+  #shutdown(graceful: boolean): Promise<void> {
+    const native = this.#native;
     if (!native) return Promise.resolve();
-    if (!this.closing) {
-      this.closing = new Promise<void>((resolve) => (this.resolveClosed = resolve));
+    if (!this.#closing) {
+      this.#closing = new Promise<void>((resolve) => (this.#resolveClosed = resolve));
     }
     native.shutdown(graceful);
-    return this.closing;
+    return this.#closing;
   }
 
-  // ---- event batches from the native core ----
-
-  private onBatch(batch: Buffer): void {
-    this.inBatch = true;
-    try {
-      this.lastSeq = decodeBatch(batch, this);
-    } catch (e) {
-      this.logger.error(`internal error while handling native events: ${(e as Error).stack ?? e}`);
-    } finally {
-      this.inBatch = false;
-      this.flush();
-    }
-  }
-
-  private flush(): void {
-    this.flushScheduled = false;
-    this.native?.submit(this.commands.take(), this.lastSeq);
-  }
-
-  private scheduleFlush(): void {
-    if (this.inBatch || this.flushScheduled) return;
-    this.flushScheduled = true;
-    queueMicrotask(() => this.flush());
-  }
-
-  /** @internal */
-  onRequest(conn: number, stream: number, flags: number, lines: string[], body: Buffer): void {
-    const req = new H3Request(conn, stream, lines, flags & RequestFlag.HasBody ? body : undefined);
-    const res = new H3Response((r, fields, b) => this.send(conn, stream, r.status, fields, b));
-    let streams = this.exchanges.get(conn);
-    if (!streams) {
-      streams = new Map();
-      this.exchanges.set(conn, streams);
-    }
-    const ex: Exchange = { req, res };
-    streams.set(stream, ex);
-    this.deadlines.add(ex);
-    if (this.options.onBody) {
-      if (flags & RequestFlag.Complete) this.deliverChunk(ex, EMPTY, true);
-    } else {
-      this.answer(ex);
-    }
-  }
-
-  /** @internal */
-  onBody(conn: number, stream: number, chunk: Buffer, fin: boolean): void {
-    const ex = this.exchanges.get(conn)?.get(stream);
-    if (ex) this.deliverChunk(ex, chunk, fin);
-  }
-
-  private deliverChunk(ex: Exchange, chunk: Buffer, final: boolean): void {
-    if (ex.res.sent) return;
-    try {
-      this.options.onBody!(ex.req, chunk, final, ex.res);
-    } catch (e) {
-      this.fail(ex, e);
-      return;
-    }
-    if (final && !ex.res.sent) this.answer(ex);
-  }
-
-  /** The normal answer step: the 'request' listeners. */
-  private answer(ex: Exchange): void {
-    const listeners = this.listeners('request') as RequestHandler[];
-    if (listeners.length === 0) {
-      ex.res.text(404, 'not found\n');
-      return;
-    }
-    for (const listener of listeners) {
-      try {
-        const result = listener.call(this, ex.req, ex.res);
-        if (result && typeof (result as Promise<void>).then === 'function') {
-          (result as Promise<void>).then(undefined, (e) => this.fail(ex, e));
-        }
-      } catch (e) {
-        this.fail(ex, e);
-      }
-    }
-  }
-
-  /** A handler threw: answer 500 if nothing was sent yet, log, keep serving. */
-  private fail(ex: Exchange, e: unknown): void {
-    this.logger.error(
-      `handler error on ${ex.req.method} ${ex.req.path}: ${e instanceof Error ? e.stack ?? e.message : String(e)}`,
-    );
-    if (!ex.res.sent) {
-      const res = new H3Response((r, fields, b) => this.send(ex.req.connectionId, ex.req.streamId, r.status, fields, b));
-      (ex as { res: H3Response }).res = res;
-      res.text(500, 'internal server error\n');
-    }
-  }
-
-  /** requestTimeoutMs passed without an answer: 503, and the handler's own res is ignored from now on. */
-  private timeOut(ex: Exchange): void {
-    if (this.exchanges.get(ex.req.connectionId)?.get(ex.req.streamId) !== ex || ex.res.sent) return;
-    this.emit('requestTimeout', ex.req);
-    const res = new H3Response((r, fields, b) => this.send(ex.req.connectionId, ex.req.streamId, r.status, fields, b));
-    (ex as { res: H3Response }).res = res;
-    res.text(REQUEST_TIMEOUT_STATUS, 'request timed out\n');
-  }
-
-  private send(conn: number, stream: number, status: number, fields: string[], body: Buffer): void {
-    const streams = this.exchanges.get(conn);
-    const ex = streams?.get(stream);
-    if (!ex || !streams!.delete(stream)) return; // aborted by the client, timed out, or the connection is gone
-    this.deadlines.remove(ex);
-    this.emit('response', ex.req, status);
-    this.logger.debug?.(`response ${status} to ${ex.req.method} ${ex.req.path} (connection ${conn})`);
-    this.commands.respond(conn, stream, status, fields, body);
-    this.scheduleFlush();
-  }
-
-  /** @internal */
-  onStreamAborted(conn: number, stream: number, reason: number, code: number): void {
-    const streams = this.exchanges.get(conn);
-    const ex = streams?.get(stream);
-    if (!ex) return;
-    this.deadlines.remove(ex);
-    streams!.delete(stream);
-    if (reason === AbortReason.PeerReset || reason === AbortReason.ProtocolError) {
-      this.emit('requestAborted', ex.req, code);
-    }
-  }
-
-  /** @internal */
-  onConnOpen(conn: number, peer: string, cid: string): void {
-    this.logger.debug?.(`connection open: cid=${cid} peer=${peer}`);
-    this.emit('connection', { id: conn, peer, cid } satisfies ConnectionInfo);
-  }
-
-  /** @internal */
-  onConnClosed(c: ConnClosedInfo): void {
-    const streams = this.exchanges.get(c.conn);
-    if (streams) for (const ex of streams.values()) this.deadlines.remove(ex);
-    this.exchanges.delete(c.conn);
-    const info: ConnectionCloseInfo = {
-      id: c.conn,
-      cid: c.cid,
-      peer: c.peer,
-      initiator: INITIATOR[c.how] ?? 'other',
-      isApplication: c.isApp,
-      errorCode: c.errorCode,
-      reason: c.reason,
-    };
-    if (info.initiator === 'peer') {
-      this.logger.info(
-        `connection closed by peer (CONNECTION_CLOSE): cid=${info.cid} peer=${info.peer} ` +
-          `error_code=0x${info.errorCode.toString(16)} (${info.isApplication ? 'application' : 'transport'}) ` +
-          `reason=${JSON.stringify(info.reason)}`,
-      );
-    } else {
-      this.logger.debug?.(
-        `connection closed (${info.initiator}): cid=${info.cid} peer=${info.peer} error_code=0x${info.errorCode.toString(16)}`,
-      );
-    }
-    this.emit('connectionClose', info);
-  }
-
-  /** @internal */
-  onLog(level: number, message: string): void {
-    if (level === LogLevel.Error) this.logger.error(message);
-    else if (level === LogLevel.Warn) this.logger.warn(message);
-    else if (level === LogLevel.Debug) this.logger.debug?.(message);
-    else this.logger.info(message);
-  }
-
-  /** @internal */
-  onWtSessionOpen(conn: number, session: number, path: string): void {
-    this.sessionPaths.set(`${conn}:${session}`, path);
-    this.emit('webtransportSession', { connection: conn, sessionId: session, path } satisfies WebTransportSessionInfo);
-  }
-
-  /** @internal */
-  onWtSessionClosed(conn: number, session: number, code: number): void {
-    const key = `${conn}:${session}`;
-    const path = this.sessionPaths.get(key) ?? '';
-    this.sessionPaths.delete(key);
-    this.emit('webtransportSessionClose', { connection: conn, sessionId: session, path, code });
-  }
-
-  /** @internal */
-  onWtStream(conn: number, session: number, stream: number, what: number, bidi: boolean): void {
-    const info: WebTransportStreamInfo = { connection: conn, sessionId: session, streamId: stream, bidirectional: bidi };
-    const event =
-      what === WtStreamEvent.Opened ? 'webtransportStream' : what === WtStreamEvent.Rejected ? 'webtransportStreamRejected' : 'webtransportStreamClose';
-    this.emit(event, info);
-  }
-
-  /** @internal */
-  onWtDatagrams(conn: number, count: number): void {
-    this.emit('webtransportDatagrams', count, conn);
-  }
-
-  /** @internal */
-  onServerClosed(): void {
-    const native = this.native;
-    this.native = undefined;
-    this.deadlines.clear();
-    this.exchanges.clear();
-    native?.join();
-    this.resolveClosed?.();
-    this.closing = undefined;
+  /** The native core has stopped and its thread is joined. */
+  #onClosed(): void {
+    this.#native = undefined;
+    this.#resolveClosed?.();
+    this.#closing = undefined;
     this.emit('close');
   }
 }
