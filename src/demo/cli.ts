@@ -2,6 +2,7 @@
 // runs it (the package's bin).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createServer } from '../lib/server';
+import { withDevHooks } from '../lib/dev-hooks';
 import { PROFILES } from './profiles';
 import {
   addObservabilityOptions,
@@ -59,13 +60,18 @@ async function main(argv: string[]): Promise<void> {
     .option('--cert <path>', 'PEM certificate chain (default: the public demo certificate in certs/)')
     .option('--key <path>', 'PEM private key matching --cert (default: the public demo key)');
   for (const [flag, , help] of LIMIT_FLAGS) program.option(flag, help, parseCount);
+  // Fault injection for the test suite (test/logging.test.ts): a request for
+  // this path panics inside the native core. Not in --help: no user needs it.
+  program.addOption(new Option('--dev-panic-on-path <path>').hideHelp());
   addObservabilityOptions(program)
     .allowExcessArguments(false)
     .configureOutput({ outputError: (str, write) => write(str) })
     .showHelpAfterError(USAGE)
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
   program.parse(argv);
-  const opts = program.opts<{ profile: string; port: number; host: string; cert?: string; key?: string } & ObservabilityOptions>();
+  const opts = program.opts<
+    { profile: string; port: number; host: string; cert?: string; key?: string; devPanicOnPath?: string } & ObservabilityOptions
+  >();
   if ((opts.cert === undefined) !== (opts.key === undefined)) fail('--cert and --key must be given together');
   const combination = checkObservability(opts, opts.profile);
   if (combination) fail(combination);
@@ -78,7 +84,9 @@ async function main(argv: string[]): Promise<void> {
   for (const [, key] of LIMIT_FLAGS) if (given[key] !== undefined) limits[key] = given[key]!;
   let server;
   try {
-    server = createServer({ ...options, ...serverOptionsFor(opts), ...limits, cert: opts.cert, key: opts.key, logger }, handler);
+    const serverOptions = { ...options, ...serverOptionsFor(opts), ...limits, cert: opts.cert, key: opts.key, logger };
+    const panicOnPath = opts.devPanicOnPath;
+    server = createServer(panicOnPath === undefined ? serverOptions : withDevHooks(serverOptions, { panicOnPath }), handler);
   } catch (e) {
     return fail((e as Error).message);
   }

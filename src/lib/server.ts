@@ -8,6 +8,7 @@ import type { H3Response } from './response';
 import { Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
 import { NativeLink } from './native-link';
+import { devHooksOf } from './dev-hooks';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
 
@@ -152,9 +153,10 @@ export class Http3Server extends EventEmitter {
       return Promise.reject(new RangeError(`port must be an integer from 0 to 65535, got ${port}`));
     }
     const options = this.#options;
+    const hooks = devHooksOf(options);
     const link = this.#link;
     try {
-      this.#native = addon().listen(
+      this.#native = addon(hooks?.addonPath).listen(
         {
           host,
           port,
@@ -168,15 +170,11 @@ export class Http3Server extends EventEmitter {
           maxConnections: options.maxConnections,
           maxStreamsPerConnection: options.maxStreamsPerConnection,
           maxFieldSectionSize: options.maxFieldSectionSize,
-          // Fault injection for the test suite only: a request for this path
-          // panics inside the native core.
-          panicOnPath: process.env.H3_NODE_FAULT_PANIC_PATH,
+          panicOnPath: hooks?.panicOnPath,
           webtransport: options.webtransport ?? false,
           keylogPath: keyLogPath(options.keyLogFile),
           qlogDir: options.qlogDir,
-          // Benchmark only (bench/README.md): Rust answers Profile A or C
-          // itself, the ceiling for the boundary's cost.
-          benchNativeHandler: process.env.H3_BENCH_NATIVE_HANDLER,
+          benchNativeHandler: hooks?.benchNativeHandler,
         },
         (batch) => link.onBatch(batch),
       );
