@@ -86,8 +86,8 @@ async function waitH3(p: number, urlPath = '/'): Promise<void> {
 
 async function startH3Node(profile: 'a' | 'b' | 'c', native: boolean): Promise<Server & { port: number }> {
   const p = port();
-  const env = native ? { H3_BENCH_NATIVE_HANDLER: profile } : { H3_BENCH_NATIVE_HANDLER: '' };
-  const child = pinned(SERVER_CORE, process.execPath, ['bench/servers/h3-node.mjs', profile, String(p)], env, true);
+  const args = ['bench/servers/h3-node.mjs', profile, String(p), ...(native ? ['--native', profile] : [])];
+  const child = pinned(SERVER_CORE, process.execPath, args, {}, true);
   const lines = await listening(child, `h3-node-${profile}${native ? '-native' : ''}`);
   return { name: 'h3-node', pids: [child.pid!], children: [child], stdin: child.stdin!, lines, port: p };
 }

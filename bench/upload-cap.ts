@@ -3,7 +3,7 @@
 // 413 arrived, and the server's RSS before and after.
 // Run: npx tsx bench/upload-cap.ts [attempts]
 import { createServer, silentLogger } from '../src';
-import { profileC } from '../src/profiles';
+import { profileC } from '../src/demo/profiles';
 import { runClient } from '../test/helpers/h3client';
 
 const GiB = 1024 ** 3;

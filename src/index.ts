@@ -1,5 +1,6 @@
-// Public API of h3-node.
-export { createServer, Http3Server } from './server';
+// Public API of h3-node: the library. The demo (profiles, CLI, demo page,
+// demo credentials) is the `h3-node/demo` entry, src/demo/index.ts.
+export { createServer, Http3Server } from './lib/server';
 export type {
   AddressInfo,
   BodyHandler,
@@ -9,20 +10,13 @@ export type {
   ServerOptions,
   WebTransportSessionInfo,
   WebTransportStreamInfo,
-} from './server';
-export { WebTransportStats } from './webtransport-stats';
-export type { StatsDocument } from './webtransport-stats';
-export { H3Request } from './request';
-export { H3Response, MAX_RESPONSE_FIELDS } from './response';
-export { loadIdentity, DEMO_CERT, DEMO_KEY } from './identity';
-export type { Identity } from './identity';
+} from './lib/server';
+export { H3Request } from './lib/request';
+export { H3Response, MAX_RESPONSE_FIELDS } from './lib/response';
+export { loadIdentity } from './lib/identity';
+export type { Identity } from './lib/identity';
 export type { NativeCounters } from './native/binding';
-export type { Logger, LogFormat, LogVerbosity } from './log';
-export { stderrLogger, silentLogger, createLogger } from './log';
-export { startMetrics, createMetricsRegistry, serveMetrics } from './metrics';
-export type { MetricsEndpoint, MetricsOptions } from './metrics';
-export { serveDemoPage } from './demo-page';
-export type { DemoPage, DemoPageOptions } from './demo-page';
-export { PROFILES } from './profiles';
-export { BEARER_TOKEN, SESSION_COOKIE } from './profiles/profile-a';
-export { BODY_CAP } from './profiles/profile-c';
+export type { Logger, LogFormat, LogVerbosity } from './lib/log';
+export { stderrLogger, silentLogger, createLogger } from './lib/log';
+export { startMetrics, createMetricsRegistry, serveMetrics } from './lib/metrics';
+export type { MetricsEndpoint, MetricsOptions } from './lib/metrics';

@@ -7,9 +7,10 @@
 // the cases with their RFC sections.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { createServer, Http3Server, WebTransportStats } from '../src';
-import { handleProfileA } from '../src/profiles/profile-a';
-import { createProfileB } from '../src/profiles/profile-b';
+import { createServer, Http3Server } from '../src';
+import { WebTransportStats } from '../src/demo';
+import { handleProfileA } from '../src/demo/profiles/profile-a';
+import { createProfileB } from '../src/demo/profiles/profile-b';
 import { runPythonClient } from './helpers/h3client';
 import { MemoryLogger, startServer } from './helpers/server';
 

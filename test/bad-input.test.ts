@@ -1,7 +1,7 @@
 // Malformed requests on the wire (RFC 9114 section 4.1.2): the stream is
 // reset with H3_MESSAGE_ERROR, and the same connection keeps serving.
 import assert from 'node:assert/strict';
-import { handleProfileA } from '../src/profiles/profile-a';
+import { handleProfileA } from '../src/demo/profiles/profile-a';
 import { b64, runClient, PlannedRequest } from './helpers/h3client';
 import { startServer } from './helpers/server';
 import type { Http3Server } from '../src';

@@ -3,20 +3,20 @@
 // different work; and the quiche datagram counter W7 checks against must
 // match what Profile B counts. Real UDP, aioquic as the client.
 import assert from 'node:assert/strict';
-import { createServer, silentLogger, WebTransportStats } from '../src';
-import { profileA, profileC } from '../src/profiles';
-import { createProfileB } from '../src/profiles/profile-b';
+import { createServer, silentLogger } from '../src';
+import { WebTransportStats } from '../src/demo';
+import { withDevHooks } from '../src/lib/dev-hooks';
+import { profileA, profileC } from '../src/demo/profiles';
+import { createProfileB } from '../src/demo/profiles/profile-b';
 import { runClient, PlannedRequest, H3Response } from './helpers/h3client';
 import { b64, runWt } from './helpers/wt-client';
 
 const BEARER = 'Bearer h3-demo-token-2f9c';
 const COOKIE = 'session=h3-demo-7b41e0';
 
-async function answers(profile: typeof profileA, native: string, requests: PlannedRequest[]) {
-  const before = process.env.H3_BENCH_NATIVE_HANDLER;
-  process.env.H3_BENCH_NATIVE_HANDLER = native;
+async function answers(profile: typeof profileA, native: 'a' | 'c' | undefined, requests: PlannedRequest[]) {
   const { options, handler } = profile.create(silentLogger);
-  const server = createServer({ ...options, logger: silentLogger }, handler);
+  const server = createServer(withDevHooks({ ...options, logger: silentLogger }, { benchNativeHandler: native }), handler);
   try {
     const { port } = await server.listen(0, '127.0.0.1');
     const result = await runClient(port, { timeout: 5, requests, sequential: true });
@@ -26,8 +26,6 @@ async function answers(profile: typeof profileA, native: string, requests: Plann
       headers: r.headers.filter(([n]) => n !== ':status').map(([n, v]) => `${n}: ${v}`).sort(),
     }));
   } finally {
-    if (before === undefined) delete process.env.H3_BENCH_NATIVE_HANDLER;
-    else process.env.H3_BENCH_NATIVE_HANDLER = before;
     await server.close();
   }
 }
@@ -46,7 +44,7 @@ describe('benchmark harness pieces', function () {
       { path: '/login?x=1', method: 'POST' },
       { path: '/nope' },
     ];
-    const ts = await answers(profileA, '', requests);
+    const ts = await answers(profileA, undefined, requests);
     const native = await answers(profileA, 'a', requests);
     assert.deepEqual(
       ts.map((r) => r.status),
@@ -64,7 +62,7 @@ describe('benchmark harness pieces', function () {
       { method: 'POST', path: '/c', body_b64: body(4097) },
       { method: 'POST', path: '/c', body_chunks_b64: [body(3000), body(1000)] },
     ];
-    const ts = await answers(profileC, '', requests);
+    const ts = await answers(profileC, undefined, requests);
     const native = await answers(profileC, 'c', requests);
     assert.deepEqual(
       ts.map((r) => [r.status, r.body]),

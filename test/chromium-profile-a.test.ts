@@ -1,7 +1,7 @@
 // The real browser: Chromium's fetch() over HTTP/3 against Profile A.
 import assert from 'node:assert/strict';
-import { SESSION_COOKIE } from '../src';
-import { handleProfileA } from '../src/profiles/profile-a';
+import { SESSION_COOKIE } from '../src/demo';
+import { handleProfileA } from '../src/demo/profiles/profile-a';
 import { launchChromium, Launched } from './helpers/chromium';
 import { startServer } from './helpers/server';
 import type { Http3Server } from '../src';

@@ -2,8 +2,9 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
-import { createServer, Http3Server, WebTransportStats } from '../src';
-import { createProfileB } from '../src/profiles/profile-b';
+import { createServer, Http3Server } from '../src';
+import { WebTransportStats } from '../src/demo';
+import { createProfileB } from '../src/demo/profiles/profile-b';
 import { launchChromium, Launched } from './helpers/chromium';
 import { request } from './helpers/h3client';
 import { MemoryLogger } from './helpers/server';

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createServer, Http3Server } from '../src';
-import { BEARER_TOKEN, SESSION_COOKIE } from '../src/profiles/profile-a';
-import { PROFILES } from '../src/profiles';
+import { BEARER_TOKEN, SESSION_COOKIE } from '../src/demo/profiles/profile-a';
+import { PROFILES } from '../src/demo/profiles';
 import {
   aioquicClient,
   chromiumClient,

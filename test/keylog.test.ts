@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createServer, Http3Server } from '../src';
-import { handleProfileA } from '../src/profiles/profile-a';
+import { handleProfileA } from '../src/demo/profiles/profile-a';
 import { startCapture, http3Frames, decodeFieldSections } from './helpers/capture';
 import { request } from './helpers/h3client';
 import { MemoryLogger } from './helpers/server';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { spawn } from 'node:child_process';
-import { createLogger } from '../src/log';
+import { createLogger } from '../src/lib/log';
 import { runClient } from './helpers/h3client';
 import { CLI, startCli } from './helpers/server';
 
@@ -66,14 +66,7 @@ describe('logging: formats and levels', function () {
   });
 
   it('--log-format json: a native panic (fault injection) is logged as one JSON record carrying its message, no plain-text line', async () => {
-    // spawn() copies the environment at once; the variable is gone for later tests.
-    process.env.H3_NODE_FAULT_PANIC_PATH = '/panic';
-    let cli;
-    try {
-      cli = await startCli(['--profile', 'a', '--log-format', 'json']);
-    } finally {
-      delete process.env.H3_NODE_FAULT_PANIC_PATH;
-    }
+    const cli = await startCli(['--profile', 'a', '--log-format', 'json', '--dev-panic-on-path', '/panic']);
     try {
       const victim = await runClient(cli.port, { timeout: 5, requests: [{ path: '/panic' }] });
       assert.equal(victim.connection_terminated?.error_code, 0x102); // H3_INTERNAL_ERROR

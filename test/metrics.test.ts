@@ -2,8 +2,9 @@
 // after real traffic (aioquic HTTP/3 requests, a WebTransport session, a
 // handshake that fails on ALPN), each value checked against what was sent.
 import assert from 'node:assert/strict';
-import { createServer, Http3Server, startMetrics, MetricsEndpoint, WebTransportStats } from '../src';
-import { createProfileB } from '../src/profiles/profile-b';
+import { createServer, Http3Server, startMetrics, MetricsEndpoint } from '../src';
+import { WebTransportStats } from '../src/demo';
+import { createProfileB } from '../src/demo/profiles/profile-b';
 import { b64 as b64Bytes, request, runClient } from './helpers/h3client';
 import { runWt, b64 } from './helpers/wt-client';
 import { CliProcess, MemoryLogger, startCli } from './helpers/server';

@@ -1,7 +1,7 @@
 // Profile A end to end over real UDP, with aioquic as the client.
 import assert from 'node:assert/strict';
-import { BEARER_TOKEN, SESSION_COOKIE } from '../src';
-import { handleProfileA } from '../src/profiles/profile-a';
+import { BEARER_TOKEN, SESSION_COOKIE } from '../src/demo';
+import { handleProfileA } from '../src/demo/profiles/profile-a';
 import { field, request, runClient } from './helpers/h3client';
 import { startServer } from './helpers/server';
 import type { Http3Server } from '../src';

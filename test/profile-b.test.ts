@@ -1,7 +1,8 @@
 // Profile B: WebTransport from aioquic, with /stats checked after each step.
 import assert from 'node:assert/strict';
-import { createServer, Http3Server, WebTransportStats } from '../src';
-import { createProfileB } from '../src/profiles/profile-b';
+import { createServer, Http3Server } from '../src';
+import { WebTransportStats } from '../src/demo';
+import { createProfileB } from '../src/demo/profiles/profile-b';
 import { field, request } from './helpers/h3client';
 import { MemoryLogger } from './helpers/server';
 import { b64, runWt, WtAction } from './helpers/wt-client';

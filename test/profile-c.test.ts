@@ -1,7 +1,7 @@
 // Profile C end to end: the body streams through the TypeScript callback,
 // the running total decides 200 or 413. aioquic is the client.
 import assert from 'node:assert/strict';
-import { profileC } from '../src/profiles';
+import { profileC } from '../src/demo/profiles';
 import { b64, field, request, runClient, PlannedRequest } from './helpers/h3client';
 import { MemoryLogger, startCli } from './helpers/server';
 import { createServer, Http3Server } from '../src';

@@ -1,7 +1,7 @@
 // RequestDeadlines: one timer for every open request's timeout. Assertions
 // use lower bounds only (never fired early), so a loaded machine cannot fail them.
 import assert from 'node:assert/strict';
-import { Deadlined, RequestDeadlines } from '../src/request-timeout';
+import { Deadlined, RequestDeadlines } from '../src/lib/request-timeout';
 
 type Entry = Deadlined & { name: string; addedAt?: number };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,6 +1,7 @@
 // The embedding API: request model, response limits, error handling, close.
 import assert from 'node:assert/strict';
 import { ConnectionCloseInfo, createServer, H3Request, MAX_RESPONSE_FIELDS } from '../src';
+import { withDevHooks } from '../src/lib/dev-hooks';
 import { field, request, runClient } from './helpers/h3client';
 import { startServer } from './helpers/server';
 
@@ -188,14 +189,10 @@ describe('UDP I/O', function () {
 
 describe('native panic isolation', function () {
   it('a Rust panic is caught and logged, closes only its own connection, and the server keeps serving', async () => {
-    process.env.H3_NODE_FAULT_PANIC_PATH = '/panic';
-    let started;
-    try {
-      started = await startServer((_req, res) => res.text(200, 'ok\n'));
-    } finally {
-      delete process.env.H3_NODE_FAULT_PANIC_PATH;
-    }
-    const { server, port, logger } = started;
+    const { server, port, logger } = await startServer(
+      (_req, res) => res.text(200, 'ok\n'),
+      withDevHooks({}, { panicOnPath: '/panic' }),
+    );
     try {
       const [victim, bystander] = await Promise.all([
         runClient(port, { timeout: 5, requests: [{ path: '/panic' }] }),

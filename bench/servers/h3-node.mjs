@@ -1,22 +1,33 @@
 // Benchmark launcher for this project: the same createServer + profile the
-// CLI (src/cli.ts) starts, plus a stdin line protocol so the harness can read
-// the native counters of the running server without sharing its process:
+// CLI (src/demo/cli.ts) starts, plus a stdin line protocol so the harness can
+// read the native counters of the running server without sharing its process:
 //   "counters\n" -> one JSON line on stdout.
-// With H3_BENCH_NATIVE_HANDLER=a|c the Rust bench handler answers instead of
-// TypeScript (native/src/bench_handler.rs; benchmark only).
-// Usage: node bench/servers/h3-node.mjs <profile a|b|c> <port>
+// --native a|c makes the Rust bench handler answer instead of TypeScript
+// (native/src/bench_handler.rs; benchmark only); --addon loads that addon
+// file instead of dist/native's (a variant build). Both reach the server as
+// dev hooks (src/lib/dev-hooks.ts), never through the environment.
+// Usage: node bench/servers/h3-node.mjs <profile a|b|c> <port> [--native a|c] [--addon <path>]
 import readline from 'node:readline';
 import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
 
 const require = createRequire(import.meta.url);
-const { createServer } = require('../../dist/server.js');
-const { PROFILES } = require('../../dist/profiles/index.js');
-const { stderrLogger } = require('../../dist/log.js');
+const { createServer, stderrLogger } = require('../../dist/index.js');
+const { PROFILES } = require('../../dist/demo/index.js');
+const { withDevHooks } = require('../../dist/lib/dev-hooks.js');
 
-const [profileName = 'a', portArg = '4433'] = process.argv.slice(2);
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { native: { type: 'string' }, addon: { type: 'string' } },
+});
+const [profileName = 'a', portArg = '4433'] = positionals;
+if (values.native !== undefined && values.native !== 'a' && values.native !== 'c') {
+  throw new Error(`--native takes a or c, got ${values.native}`);
+}
 const profile = PROFILES[profileName];
 const { options, handler, attach } = profile.create(stderrLogger);
-const server = createServer({ ...options, logger: stderrLogger }, handler);
+const hooks = { benchNativeHandler: values.native, addonPath: values.addon };
+const server = createServer(withDevHooks({ ...options, logger: stderrLogger }, hooks), handler);
 attach?.(server);
 const addr = await server.listen(Number(portArg), '127.0.0.1');
 process.stdout.write(`${JSON.stringify({ listening: addr.port, pid: process.pid })}\n`);

@@ -97,7 +97,13 @@ function findAddon(): string {
 
 let loaded: Addon | undefined;
 
-export function addon(): Addon {
+/** The addon in dist/native, or the one at `addonPath` (a benchmark variant; see src/lib/dev-hooks.ts). */
+export function addon(addonPath?: string): Addon {
+  if (addonPath !== undefined) {
+    const file = path.resolve(addonPath);
+    if (!fs.existsSync(file)) throw new Error(`native addon ${file} not found`);
+    return require(file) as Addon;
+  }
   loaded ??= require(findAddon()) as Addon;
   return loaded;
 }

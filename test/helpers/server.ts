@@ -3,7 +3,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createServer, Http3Server, RequestHandler, ServerOptions } from '../../src';
-import type { Logger } from '../../src/log';
+import type { Logger } from '../../src/lib/log';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const CLI = path.join(ROOT, 'dist', 'cli.js');

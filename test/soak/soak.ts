@@ -26,8 +26,8 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { createServer, Http3Server } from '../../src';
-import { PROFILES } from '../../src/profiles';
-import { silentLogger } from '../../src/log';
+import { PROFILES } from '../../src/demo/profiles';
+import { silentLogger } from '../../src/lib/log';
 import { runJsonProcess } from '../helpers/json-process';
 
 const HERE = __dirname;

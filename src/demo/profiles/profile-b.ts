@@ -1,7 +1,7 @@
 // Profile B: WebTransport sessions, streams and datagrams, and `/stats`
 // reporting them (spec, "Profile B").
-import type { H3Request } from '../request';
-import type { H3Response } from '../response';
+import type { H3Request } from '../../lib/request';
+import type { H3Response } from '../../lib/response';
 import { WebTransportStats } from '../webtransport-stats';
 import { routePath } from './profile-a';
 import type { ProfileDefinition } from './profile';

@@ -1,16 +1,14 @@
-// The Profile B statistics document (spec, "Stats document"), kept in
-// TypeScript from the native core's session events: occupancy is what is
-// open now, usage what was ever seen since start.
-import { addon } from './native/binding';
+// WebTransport counters kept in TypeScript from a server's session, stream
+// and datagram events: what is open now against the native core's caps, and
+// what was seen since start. The metrics endpoint reads them; the demo's
+// Profile B renders them as its `/stats` document.
+import { addon } from '../native/binding';
 import type { Http3Server } from './server';
 
-export interface StatsDocument {
-  occupancy: { sessions: number; sessions_cap: number; peer_streams: number; peer_streams_cap: number };
-  usage: { sessions: number; streams: number; datagrams: number };
-}
-
-export class WebTransportStats {
+export class WebTransportCounters {
+  /** Sessions allowed at once (a build-time cap of the native core). */
   readonly sessionsCap: number;
+  /** Client streams allowed at once, over all sessions. */
   readonly peerStreamsCap: number;
   private openSessions = 0;
   private openPeerStreams = 0;
@@ -22,6 +20,29 @@ export class WebTransportStats {
     const limits = addon().limits();
     this.sessionsCap = limits.webtransportSessionsCap;
     this.peerStreamsCap = limits.webtransportPeerStreamsCap;
+  }
+
+  get sessionsOpen(): number {
+    return this.openSessions;
+  }
+
+  get peerStreamsOpen(): number {
+    return this.openPeerStreams;
+  }
+
+  /** Sessions established since start. */
+  get sessionsTotal(): number {
+    return this.sessionsEver;
+  }
+
+  /** Client streams offered since start, refused ones included. */
+  get streamsTotal(): number {
+    return this.streamsEver;
+  }
+
+  /** Datagrams received for open sessions since start. */
+  get datagramsTotal(): number {
+    return this.datagramsEver;
   }
 
   /** Feeds the counters from a server's WebTransport events. */
@@ -48,17 +69,5 @@ export class WebTransportStats {
       this.datagramsEver += count;
     });
     return this;
-  }
-
-  snapshot(): StatsDocument {
-    return {
-      occupancy: {
-        sessions: this.openSessions,
-        sessions_cap: this.sessionsCap,
-        peer_streams: this.openPeerStreams,
-        peer_streams_cap: this.peerStreamsCap,
-      },
-      usage: { sessions: this.sessionsEver, streams: this.streamsEver, datagrams: this.datagramsEver },
-    };
   }
 }

@@ -2,22 +2,23 @@
 // on localhost unless told otherwise, serving `/metrics` in the Prometheus
 // text format from prom-client. Every value is read when Prometheus scrapes:
 // native counters straight from the core, request statuses from the
-// server's 'response' events plus the core's tally of its own answers, Profile B's counters from a WebTransportStats
-// fed by the same events as `/stats`. A registry per endpoint, so several
-// servers in one process do not share series; Prometheus adds the
-// `instance` label that tells several processes apart.
+// server's 'response' events plus the core's tally of its own answers, the
+// WebTransport counters from the server's session events (the ones Profile
+// B's `/stats` reports). A registry per endpoint, so several servers in one
+// process do not share series; Prometheus adds the `instance` label that
+// tells several processes apart.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Http3Server } from './server';
-import { WebTransportStats } from './webtransport-stats';
+import { WebTransportCounters } from './webtransport-counters';
 
 export interface MetricsOptions {
   /** TCP port of the endpoint; 0 picks a free one. */
   port: number;
   /** Address to bind; 127.0.0.1 by default, so metrics are not exposed to the network unless asked. */
   host?: string;
-  /** Also export the WebTransport (Profile B) counters. */
+  /** Also export the WebTransport counters (sessions, streams, datagrams). */
   webtransport?: boolean;
 }
 
@@ -105,29 +106,23 @@ export function createMetricsRegistry(server: Http3Server, webtransport = false)
   });
 
   if (webtransport) {
-    const stats = new WebTransportStats().attach(server);
-    const s = () => stats.snapshot();
-    observedGauge(registry, 'h3_webtransport_sessions_open', 'WebTransport sessions open now', () => s().occupancy.sessions);
-    observedGauge(registry, 'h3_webtransport_sessions_cap', 'WebTransport sessions allowed at once', () => s().occupancy.sessions_cap);
-    observedGauge(
-      registry,
-      'h3_webtransport_peer_streams_open',
-      'client WebTransport streams open now',
-      () => s().occupancy.peer_streams,
-    );
+    const wt = new WebTransportCounters().attach(server);
+    observedGauge(registry, 'h3_webtransport_sessions_open', 'WebTransport sessions open now', () => wt.sessionsOpen);
+    observedGauge(registry, 'h3_webtransport_sessions_cap', 'WebTransport sessions allowed at once', () => wt.sessionsCap);
+    observedGauge(registry, 'h3_webtransport_peer_streams_open', 'client WebTransport streams open now', () => wt.peerStreamsOpen);
     observedGauge(
       registry,
       'h3_webtransport_peer_streams_cap',
       'client WebTransport streams allowed at once',
-      () => s().occupancy.peer_streams_cap,
+      () => wt.peerStreamsCap,
     );
-    observedCounter(registry, 'h3_webtransport_sessions_total', 'WebTransport sessions established', () => s().usage.sessions);
-    observedCounter(registry, 'h3_webtransport_streams_total', 'client WebTransport streams offered', () => s().usage.streams);
+    observedCounter(registry, 'h3_webtransport_sessions_total', 'WebTransport sessions established', () => wt.sessionsTotal);
+    observedCounter(registry, 'h3_webtransport_streams_total', 'client WebTransport streams offered', () => wt.streamsTotal);
     observedCounter(
       registry,
       'h3_webtransport_datagrams_total',
       'WebTransport datagrams received for open sessions',
-      () => s().usage.datagrams,
+      () => wt.datagramsTotal,
     );
   }
   return registry;

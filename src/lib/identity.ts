@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { packageRoot } from './native/binding';
+import { packageRoot } from '../native/binding';
 
 export const DEMO_CERT = path.join(packageRoot, 'certs', 'demo-cert.pem');
 export const DEMO_KEY = path.join(packageRoot, 'certs', 'demo-key.pem');

@@ -1,9 +1,9 @@
 // Profile C: the request body streams through the body callback chunk by
 // chunk; a running total is kept and anything over 4096 bytes is cut off
 // with 413 (spec, "Profile C").
-import type { H3Request } from '../request';
-import type { H3Response } from '../response';
-import type { Logger } from '../log';
+import type { H3Request } from '../../lib/request';
+import type { H3Response } from '../../lib/response';
+import type { Logger } from '../../lib/log';
 import type { ProfileDefinition } from './profile';
 
 export const BODY_CAP = 4096;

@@ -1,7 +1,7 @@
 // Profile A: a redirect, a cookie, and a route protected by a bearer token
 // or that cookie (spec, "Profile A").
-import type { H3Request } from '../request';
-import type { H3Response } from '../response';
+import type { H3Request } from '../../lib/request';
+import type { H3Response } from '../../lib/response';
 import type { ProfileDefinition } from './profile';
 
 /** Fixed demo credentials, public by design. Lowercase because response field values go out lowercase. */

@@ -1,6 +1,6 @@
-import type { Logger } from '../log';
+import type { Logger } from '../../lib/log';
 import type { WebTransportStats } from '../webtransport-stats';
-import type { Http3Server, RequestHandler, ServerOptions } from '../server';
+import type { Http3Server, RequestHandler, ServerOptions } from '../../lib/server';
 
 /** A demo profile: the server options and handler it runs with. */
 export interface ProfileDefinition {

@@ -2,10 +2,10 @@
 // Prometheus metrics and the Profile B demo page. Kept apart from cli.ts so
 // that file stays the thin argument-to-API mapping it is.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { createLogger, LOG_FORMATS, LogFormat, Logger } from './log';
-import { startMetrics, MetricsEndpoint } from './metrics';
+import { createLogger, LOG_FORMATS, LogFormat, Logger } from '../lib/log';
+import { startMetrics, MetricsEndpoint } from '../lib/metrics';
 import { serveDemoPage, DemoPage } from './demo-page';
-import type { Http3Server, ServerOptions } from './server';
+import type { Http3Server, ServerOptions } from '../lib/server';
 import type { WebTransportStats } from './webtransport-stats';
 
 export interface ObservabilityOptions {

@@ -1,0 +1,28 @@
+// Hooks for the test suite and the benchmark, handed to a server explicitly
+// with its options rather than read from the environment, so no variable
+// set in a user's shell can make a server panic or answer without its
+// handler. Not exported from the package's main entry; tests and bench
+// scripts import this module by path (src/lib/dev-hooks.ts,
+// dist/lib/dev-hooks.js).
+
+export interface DevHooks {
+  /** Fault injection: a request for this path panics inside the native core. */
+  panicOnPath?: string;
+  /** Benchmark only (bench/README.md): Rust answers Profile A or C itself, the ceiling for the boundary's cost. */
+  benchNativeHandler?: 'a' | 'c';
+  /** Load this addon file instead of dist/native's (the benchmark builds a variant). */
+  addonPath?: string;
+}
+
+// Module-private: only withDevHooks can attach hooks and only devHooksOf read them.
+const DEV_HOOKS = Symbol('h3-node.devHooks');
+
+/** A copy of `options` carrying `hooks`; pass it to createServer. Spreading the copy keeps the hooks. */
+export function withDevHooks<T extends object>(options: T, hooks: DevHooks): T {
+  return { ...options, [DEV_HOOKS]: hooks };
+}
+
+/** The hooks attached to `options`, if any. */
+export function devHooksOf(options: object): DevHooks | undefined {
+  return (options as { [DEV_HOOKS]?: DevHooks })[DEV_HOOKS];
+}

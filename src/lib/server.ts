@@ -1,0 +1,268 @@
+// The embedding API: an HTTP/3 server in the shape of Node's http/http2
+// servers (createServer, listen, a 'request' handler, close), on the native
+// quiche core.
+import { EventEmitter } from 'node:events';
+import { addon, NativeCounters, NativeServer } from '../native/binding';
+import type { H3Request } from './request';
+import type { H3Response } from './response';
+import { Identity, loadIdentity } from './identity';
+import { Logger, stderrLogger } from './log';
+import { NativeLink } from './native-link';
+import { devHooksOf } from './dev-hooks';
+
+export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
+
+/**
+ * Receives a streamed request body chunk by chunk, in order; the last call
+ * has `final` true. Ending `res` here (for example with 413) stops the body:
+ * no further chunks arrive and the request handler is not run.
+ */
+export type BodyHandler = (req: H3Request, chunk: Buffer, final: boolean, res: H3Response) => void;
+
+export interface ServerOptions {
+  /** Default port for listen(); 4433 when omitted. 0 picks a free port. */
+  port?: number;
+  /** Default host for listen(); "0.0.0.0" when omitted. */
+  host?: string;
+  /** PEM certificate chain path; the demo certificate when omitted. */
+  cert?: string;
+  /** PEM private key path; the demo key when omitted. */
+  key?: string;
+  /** Streams request bodies to this callback instead of buffering them. */
+  onBody?: BodyHandler;
+  /** Without onBody: the largest body buffered for the handler (default 16 KiB); larger bodies get 413. */
+  bodyWindow?: number;
+  /** With onBody: bytes read ahead of the callback per request (default 32 KiB). */
+  bodyCredit?: number;
+  /** QUIC idle timeout (default 30 s): a silent connection is freed after it. */
+  idleTimeoutMs?: number;
+  /** A connection whose handshake has not completed this long after its first packet is dropped (default 10 s). */
+  handshakeTimeoutMs?: number;
+  /**
+   * A request not answered this long after its header section arrived is
+   * answered 503 by the server and its stream freed (default 30 s; 0 turns it
+   * off). A later end() from the handler is ignored. See docs/reliability.md.
+   */
+  requestTimeoutMs?: number;
+  /** Concurrent connections (default 10,000); Initials beyond it are dropped. */
+  maxConnections?: number;
+  /** Client-initiated bidirectional streams per connection, a QUIC transport parameter (default 128). */
+  maxStreamsPerConnection?: number;
+  /** Largest request field section, advertised in SETTINGS (default 16 KiB); larger is 431. */
+  maxFieldSectionSize?: number;
+  /** Where diagnostics go; stderr lines by default. */
+  logger?: Logger;
+  /**
+   * Serve WebTransport: extended CONNECT with :protocol webtransport opens a
+   * session (up to the build-time cap, then 429), client bidirectional
+   * streams are echoed, unidirectional streams answered on a server stream,
+   * datagrams echoed. Session events are emitted on the server.
+   */
+  webtransport?: boolean;
+  /**
+   * Append TLS secrets in NSS key-log format to this file, so Wireshark or
+   * tshark can decrypt captures. Defaults to the SSLKEYLOGFILE environment
+   * variable (the convention curl, Chromium and quic-go follow); `false`
+   * turns it off whatever the environment says.
+   */
+  keyLogFile?: string | false;
+  /** Write one qlog (JSON-SEQ, `<server CID>.sqlog`) file per connection into this directory. */
+  qlogDir?: string;
+}
+
+export interface WebTransportSessionInfo {
+  /** Server-local connection number. */
+  connection: number;
+  /** The CONNECT stream ID, which is the session ID. */
+  sessionId: number;
+  path: string;
+}
+
+export interface WebTransportStreamInfo {
+  connection: number;
+  sessionId: number;
+  streamId: number;
+  bidirectional: boolean;
+}
+
+export interface AddressInfo {
+  address: string;
+  family: string;
+  port: number;
+}
+
+export interface ConnectionInfo {
+  /** Server-local connection number. */
+  id: number;
+  /** The server's connection ID, hex. */
+  cid: string;
+  peer: string;
+}
+
+export interface ConnectionCloseInfo extends ConnectionInfo {
+  initiator: 'peer' | 'local' | 'idle-timeout' | 'other';
+  isApplication: boolean;
+  errorCode: number;
+  reason: string;
+}
+
+export interface Http3Server {
+  on(event: 'request', listener: RequestHandler): this;
+  on(event: 'connection', listener: (info: ConnectionInfo) => void): this;
+  on(event: 'connectionClose', listener: (info: ConnectionCloseInfo) => void): this;
+  on(event: 'requestAborted', listener: (req: H3Request, code: number) => void): this;
+  /** No answer within requestTimeoutMs: the server answered 503 for the handler. */
+  on(event: 'requestTimeout', listener: (req: H3Request) => void): this;
+  on(event: 'close', listener: () => void): this;
+  /** A handler's response was handed to the native core (for metrics and logs). */
+  on(event: 'response', listener: (req: H3Request, status: number) => void): this;
+  on(event: 'webtransportSession', listener: (s: WebTransportSessionInfo) => void): this;
+  on(event: 'webtransportSessionClose', listener: (s: WebTransportSessionInfo & { code: number }) => void): this;
+  /** A client stream joined a session (it counts as open until 'webtransportStreamClose'). */
+  on(event: 'webtransportStream', listener: (s: WebTransportStreamInfo) => void): this;
+  /** A client stream was offered and refused because the stream capacity is full. */
+  on(event: 'webtransportStreamRejected', listener: (s: WebTransportStreamInfo) => void): this;
+  on(event: 'webtransportStreamClose', listener: (s: WebTransportStreamInfo) => void): this;
+  /** `count` datagrams for open sessions arrived on a connection (batched per loop turn). */
+  on(event: 'webtransportDatagrams', listener: (count: number, connection: number) => void): this;
+  on(event: string, listener: (...args: any[]) => void): this;
+}
+
+export class Http3Server extends EventEmitter {
+  readonly identity: Identity;
+  // Private fields (#), not TypeScript's `private`: the native link and its
+  // callbacks are no part of the server's API, in types or at run time.
+  readonly #options: ServerOptions;
+  readonly #link: NativeLink;
+  #native: NativeServer | undefined;
+  #closing: Promise<void> | undefined;
+  #resolveClosed: (() => void) | undefined;
+
+  constructor(options: ServerOptions = {}, handler?: RequestHandler) {
+    super();
+    this.#options = options;
+    this.identity = loadIdentity(options.cert, options.key);
+    this.#link = new NativeLink(this, options, options.logger ?? stderrLogger, () => this.#onClosed());
+    if (handler) this.on('request', handler);
+  }
+
+  /** Binds the UDP port and starts serving. Rejects with a one-line Error (port in use, bad identity). */
+  listen(port = this.#options.port ?? 4433, host = this.#options.host ?? '0.0.0.0'): Promise<AddressInfo> {
+    if (this.#native) return Promise.reject(new Error('server is already listening'));
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      return Promise.reject(new RangeError(`port must be an integer from 0 to 65535, got ${port}`));
+    }
+    const options = this.#options;
+    const hooks = devHooksOf(options);
+    const link = this.#link;
+    try {
+      this.#native = addon(hooks?.addonPath).listen(
+        {
+          host,
+          port,
+          certPath: this.identity.certPath,
+          keyPath: this.identity.keyPath,
+          streamedBodies: options.onBody !== undefined,
+          bodyWindow: options.bodyWindow,
+          bodyCredit: options.bodyCredit,
+          idleTimeoutMs: options.idleTimeoutMs,
+          handshakeTimeoutMs: options.handshakeTimeoutMs,
+          maxConnections: options.maxConnections,
+          maxStreamsPerConnection: options.maxStreamsPerConnection,
+          maxFieldSectionSize: options.maxFieldSectionSize,
+          panicOnPath: hooks?.panicOnPath,
+          webtransport: options.webtransport ?? false,
+          keylogPath: keyLogPath(options.keyLogFile),
+          qlogDir: options.qlogDir,
+          benchNativeHandler: hooks?.benchNativeHandler,
+        },
+        (batch) => link.onBatch(batch),
+      );
+    } catch (e) {
+      return Promise.reject(new Error((e as Error).message));
+    }
+    link.start(this.#native);
+    const addr = this.#native.address();
+    this.emit('listening', addr);
+    return Promise.resolve(addr);
+  }
+
+  /** Requests handed to handlers and not yet answered or aborted. */
+  get pendingRequests(): number {
+    return this.#link.pendingRequests;
+  }
+
+  /** Native counters (bytes and datagrams received, body bytes read, connections); zeros before listen(). */
+  counters(): NativeCounters {
+    return (
+      this.#native?.counters() ?? {
+        udpBytesReceived: 0,
+        udpDatagramsReceived: 0,
+        udpDatagramsSent: 0,
+        udpGsoSends: 0,
+        bodyBytesRead: 0,
+        connectionsAccepted: 0,
+        connectionsOpen: 0,
+        handshakeFailures: 0,
+        udpBytesSent: 0,
+        requestStreamsOpen: 0,
+        handshakeTimeouts: 0,
+        wtDatagramsReceived: 0,
+        quicDatagramsReceived: 0,
+        nativeResponses200: 0,
+        nativeResponses413: 0,
+        nativeResponses429: 0,
+        nativeResponses431: 0,
+        nativeResponses501: 0,
+      }
+    );
+  }
+
+  address(): AddressInfo | null {
+    return this.#native && !this.#closing ? this.#native.address() : null;
+  }
+
+  /**
+   * Graceful close: GOAWAY to every client, in-flight requests finish (up
+   * to 3 s), connections close, then the promise resolves.
+   */
+  close(): Promise<void> {
+    return this.#shutdown(true);
+  }
+
+  /** Closes every connection at once without waiting for in-flight requests. */
+  closeNow(): Promise<void> {
+    return this.#shutdown(false);
+  }
+
+  #shutdown(graceful: boolean): Promise<void> {
+    const native = this.#native;
+    if (!native) return Promise.resolve();
+    if (!this.#closing) {
+      this.#closing = new Promise<void>((resolve) => (this.#resolveClosed = resolve));
+    }
+    native.shutdown(graceful);
+    return this.#closing;
+  }
+
+  /** The native core has stopped and its thread is joined. */
+  #onClosed(): void {
+    this.#native = undefined;
+    this.#resolveClosed?.();
+    this.#closing = undefined;
+    this.emit('close');
+  }
+}
+
+/** Creates an HTTP/3 server; call listen() to start it. */
+export function createServer(options?: ServerOptions, handler?: RequestHandler): Http3Server;
+export function createServer(handler?: RequestHandler): Http3Server;
+export function createServer(a?: ServerOptions | RequestHandler, b?: RequestHandler): Http3Server {
+  return typeof a === 'function' ? new Http3Server({}, a) : new Http3Server(a, b);
+}
+
+/** The key-log path: the option, else SSLKEYLOGFILE; empty or `false` is off. */
+function keyLogPath(option: string | false | undefined): string | undefined {
+  const p = option === undefined ? process.env.SSLKEYLOGFILE : option;
+  return p ? p : undefined;
+}
