@@ -16,6 +16,7 @@ pub mod h3;
 pub mod keylog;
 pub mod qlog;
 pub mod server;
+pub mod udp_bind;
 pub mod varint;
 
 use std::sync::atomic::Ordering;

@@ -22,6 +22,7 @@ use crate::counters::Counters;
 use crate::h3::codes::{H3_INTERNAL_ERROR, H3_NO_ERROR};
 use crate::h3::connection::{H3Connection, H3Options};
 use crate::h3::settings::LocalSettings;
+use crate::udp_bind::display;
 
 const SOCKET: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -180,7 +181,7 @@ impl Server {
         let addr: SocketAddr = format!("{}:{}", bracket(&options.host), options.port)
             .parse()
             .map_err(|_| format!("invalid host address: {}", options.host))?;
-        let std_socket = std::net::UdpSocket::bind(addr).map_err(|e| match e.kind() {
+        let std_socket = crate::udp_bind::bind(addr).map_err(|e| match e.kind() {
             ErrorKind::AddrInUse => format!("UDP port {} on {} is already in use", options.port, options.host),
             _ => format!("cannot bind UDP {addr}: {e}"),
         })?;
@@ -261,7 +262,7 @@ impl Server {
                 conn.h3.on_connection_closed(&mut self.events);
                 Counters::sub(&self.shared.counters.connections_open, 1);
                 let reason: &[u8] = b"server closed";
-                self.events.conn_closed(h, close_how::LOCAL, true, H3_NO_ERROR, reason, &conn.peer.to_string(), &conn.cid_hex);
+                self.events.conn_closed(h, close_how::LOCAL, true, H3_NO_ERROR, reason, &display(conn.peer).to_string(), &conn.cid_hex);
             }
         }
         self.events.server_closed();
@@ -398,7 +399,7 @@ impl Server {
             quic.set_keylog(k.writer());
         }
         if let Some(q) = &self.qlog {
-            if let Err(e) = q.attach(&mut quic, &hex(&scid), &from.to_string()) {
+            if let Err(e) = q.attach(&mut quic, &hex(&scid), &display(from).to_string()) {
                 self.events.log(log_level::WARN, &e);
             }
         }
@@ -414,7 +415,7 @@ impl Server {
         Counters::add(&self.shared.counters.connections_open, 1);
         let cid_hex = hex(&scid);
         let now = Instant::now();
-        self.events.conn_open(handle, &from.to_string(), &cid_hex);
+        self.events.conn_open(handle, &display(from).to_string(), &cid_hex);
         self.cids.insert(scid.to_vec(), handle);
         self.cids.insert(odcid.to_vec(), handle);
         self.conns.insert(
@@ -762,7 +763,7 @@ impl Server {
             } else {
                 (close_how::OTHER, false, 0, b"")
             };
-            self.events.conn_closed(h, how, is_app, code, reason, &conn.peer.to_string(), &conn.cid_hex);
+            self.events.conn_closed(h, how, is_app, code, reason, &display(conn.peer).to_string(), &conn.cid_hex);
         }
     }
 

@@ -56,7 +56,7 @@ async function main(argv: string[]): Promise<void> {
     )
     .addOption(new Option('--profile <name>', 'demo profile to serve').choices(Object.keys(PROFILES)).default('a'))
     .option('--port <integer>', 'UDP port to listen on, 0-65535 (0 picks a free port)', parsePort, 4433)
-    .option('--host <address>', 'local address to bind (IPv4 or IPv6)', '0.0.0.0')
+    .option('--host <address>', 'local address to bind, IPv4 or IPv6 (default :: takes both; 0.0.0.0 where the host has no IPv6)', '::')
     .option('--cert <path>', 'PEM certificate chain (default: the public demo certificate in certs/)')
     .option('--key <path>', 'PEM private key matching --cert (default: the public demo key)');
   for (const [flag, , help] of LIMIT_FLAGS) program.option(flag, help, parseCount);
@@ -103,7 +103,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const spki = server.identity.spkiSha256;
-  logger.info(`${NAME}: ${profile.title} listening on udp ${host}:${addr.port} (HTTP/3, ALPN h3)`);
+  logger.info(`${NAME}: ${profile.title} listening on udp ${host}:${addr.port} (HTTP/3, ALPN h3${familyNote(opts.host, addr.family)})`);
   logger.info(`${NAME}: certificate ${server.identity.certPath} SPKI sha256 (base64): ${spki}`);
   logger.info(
     `${NAME}: chromium flags: --origin-to-force-quic-on=localhost:${addr.port} --ignore-certificate-errors-spki-list=${spki}`,
@@ -134,4 +134,10 @@ async function main(argv: string[]): Promise<void> {
 /** Runs the demo server from `argv` (process.argv's shape) until SIGINT or SIGTERM; exits 2 on a usage error. */
 export function runCli(argv: string[]): void {
   main(argv).catch((e) => fail(String(e?.message ?? e)));
+}
+
+/** What the wildcard bind covers: `::` takes IPv4 and IPv6 clients, or fell back to IPv4 alone. */
+function familyNote(requested: string, family: string): string {
+  if (requested !== '::') return '';
+  return family === 'IPv6' ? '; IPv4 and IPv6' : '; IPv4 only: this host has no IPv6';
 }

@@ -22,7 +22,11 @@ export type BodyHandler = (req: H3Request, chunk: Buffer, final: boolean, res: H
 export interface ServerOptions {
   /** Default port for listen(); 4433 when omitted. 0 picks a free port. */
   port?: number;
-  /** Default host for listen(); "0.0.0.0" when omitted. */
+  /**
+   * Default host for listen(); "::" when omitted, which takes IPv4 and IPv6
+   * clients on one socket (IPV6_V6ONLY off), or binds "0.0.0.0" where the
+   * host has no IPv6 (the resolved address says which).
+   */
   host?: string;
   /** PEM certificate chain path; the demo certificate when omitted. */
   cert?: string;
@@ -147,7 +151,7 @@ export class Http3Server extends EventEmitter {
   }
 
   /** Binds the UDP port and starts serving. Rejects with a one-line Error (port in use, bad identity). */
-  listen(port = this.#options.port ?? 4433, host = this.#options.host ?? '0.0.0.0'): Promise<AddressInfo> {
+  listen(port = this.#options.port ?? 4433, host = this.#options.host ?? '::'): Promise<AddressInfo> {
     if (this.#native) return Promise.reject(new Error('server is already listening'));
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       return Promise.reject(new RangeError(`port must be an integer from 0 to 65535, got ${port}`));
