@@ -23,6 +23,8 @@ export interface StartOptions {
   label?: string;
   /** Also write what the process prints on stderr to this file. */
   stderrFile?: string;
+  /** Also write what the process prints on stdout and stderr to this file, as it comes (a build log to follow). */
+  outputFile?: string;
   /** Run as this user and group (the tests use it to drop root's privileges). */
   uid?: number;
   gid?: number;
@@ -92,6 +94,11 @@ export class ManagedProcess {
     });
     live.add(this);
     if (options.stderrFile) this.child.stderr!.pipe(fs.createWriteStream(options.stderrFile));
+    if (options.outputFile) {
+      const file = fs.createWriteStream(options.outputFile);
+      for (const stream of [this.child.stdout!, this.child.stderr!]) stream.pipe(file, { end: false });
+      this.child.on('close', () => file.end());
+    }
     for (const stream of ['stdout', 'stderr'] as const) {
       this.child[stream]!.setEncoding('utf8');
       this.child[stream]!.on('data', (chunk: string) => this.received(stream, chunk));
