@@ -89,8 +89,11 @@ export async function prepareBaseline(rev: string): Promise<Baseline> {
   if (!fs.existsSync(built)) {
     const logFile = path.join(WORK, `baseline-${short}-build.log`);
     log(`baseline ${rev} (${short}): building in ${path.relative(ROOT, dir)} (nice; log: ${path.relative(ROOT, logFile)})`);
-    const r = await runProcess('nice', ['-n', '10', 'npm', 'run', 'build'], { cwd: dir, env: { CARGO_TARGET_DIR: path.join(WORK, 'target-baseline') } });
-    fs.writeFileSync(logFile, r.stdout + r.stderr);
+    const r = await runProcess('nice', ['-n', '10', 'npm', 'run', 'build'], {
+      cwd: dir,
+      env: { CARGO_TARGET_DIR: path.join(WORK, 'target-baseline') },
+      outputFile: logFile,
+    });
     if (r.code !== 0) throw new BenchError(`building the baseline ${rev} failed (see ${path.relative(ROOT, logFile)})`);
     fs.writeFileSync(built, `${sha}\n`);
   }

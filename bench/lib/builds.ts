@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runProcess } from '../../test/helpers/process';
 import { BenchError, ROOT, WORK } from './config';
+import { log } from './log';
 
 export const BENCH_FEATURE = 'bench-handler';
 
@@ -64,22 +65,23 @@ async function declaresBenchFeature(root: string): Promise<boolean> {
  * under bench/.work so it neither invalidates nor overwrites the shipped
  * build's artifacts. Nice'd: the machine may be shared.
  */
-async function buildBenchVariant(root: string, name: string): Promise<NativePath> {
+export async function buildBenchVariant(root: string, name: string): Promise<NativePath> {
   const slug = name.replace(/\s+/g, '-');
   const outDir = path.join(root, 'bench/.work/addon-bench');
-  const log = path.join(WORK, `${slug}-addon-bench-build.log`);
+  const logFile = path.join(WORK, `${slug}-addon-bench-build.log`);
   const script: string = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts?.['build:native'] ?? '';
   const args = napiVariantArgs(script, outDir);
   if (!args) return { kind: 'unavailable', why: `package.json build:native is not a napi build command: ${JSON.stringify(script)}` };
   fs.mkdirSync(outDir, { recursive: true });
+  log(`h3-node ${name}: building the addon with --features ${BENCH_FEATURE} (nice; log: ${path.relative(ROOT, logFile)})`);
   const r = await runProcess('nice', ['-n', '10', path.join(ROOT, 'node_modules/.bin/napi'), ...args], {
     cwd: root,
     env: { CARGO_TARGET_DIR: path.join(WORK, `target-${slug}-${BENCH_FEATURE}`) },
+    outputFile: logFile,
   });
-  fs.writeFileSync(log, `napi ${args.join(' ')}\n${r.stdout}${r.stderr}`);
   if (r.code !== 0) {
     const error = `${r.stderr}\n${r.stdout}`.split('\n').find((l) => /^error\b/.test(l.trim())) ?? `napi build exited ${r.code}`;
-    return { kind: 'unavailable', why: `building the addon with --features ${BENCH_FEATURE} failed: ${error.trim()} (log: ${path.relative(ROOT, log)})` };
+    return { kind: 'unavailable', why: `building the addon with --features ${BENCH_FEATURE} failed: ${error.trim()} (log: ${path.relative(ROOT, logFile)})` };
   }
   const addon = fs.readdirSync(outDir).find((f) => f.endsWith('.node'));
   if (!addon) return { kind: 'unavailable', why: `napi build left no .node file in ${path.relative(ROOT, outDir)}` };
