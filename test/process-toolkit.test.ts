@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { runJsonProcess, runProcess, startProcess } from './helpers/process';
 
-const node = (script: string) => [process.execPath, ['-e', script]] as const;
+const node = (script: string): [string, string[]] => [process.execPath, ['-e', script]];
 
 describe('process toolkit (test/helpers/process.ts)', function () {
   this.timeout(20000);

@@ -7,13 +7,10 @@
 //   since issue 11: it sits behind the cargo feature `bench-handler`, which
 //     the shipped addon does not enable; the bench builds a variant of the
 //     addon with it and starts the launcher with --native a|c --addon <file>.
-//
-// Also: the size of a checkout's shipped addon, stripped as scripts/pack.sh
-// strips it.
 import fs from 'node:fs';
 import path from 'node:path';
 import { runProcess } from '../../test/helpers/process';
-import { BenchError, ROOT, WORK } from './config';
+import { ROOT, WORK } from './config';
 import { log } from './log';
 
 export const BENCH_FEATURE = 'bench-handler';
@@ -98,22 +95,4 @@ export function napiVariantArgs(buildNative: string, outDir: string): string[] |
     else args.push(words[i]);
   }
   return [...args, '--output-dir', outDir, '--features', BENCH_FEATURE];
-}
-
-export interface AddonSize {
-  file: string;
-  bytes: number;
-  /** Whether `strip --strip-debug` ran (scripts/pack.sh ships it unstripped without strip). */
-  stripped: boolean;
-}
-
-/** The size of `root`'s shipped addon (dist/native/*.node) as scripts/pack.sh packs it: debug info stripped. */
-export async function shippedAddonSize(root: string, name: string): Promise<AddonSize> {
-  const dir = path.join(root, 'dist/native');
-  const file = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => /^h3core\..*\.node$/.test(f)) : undefined;
-  if (!file) throw new BenchError(`no shipped addon in ${dir} (npm run build)`);
-  const copy = path.join(WORK, `shipped-${name.replace(/\s+/g, '-')}.node`);
-  fs.copyFileSync(path.join(dir, file), copy);
-  const strip = await runProcess('strip', ['--strip-debug', copy]).catch(() => undefined);
-  return { file: path.join(dir, file), bytes: fs.statSync(copy).size, stripped: strip?.code === 0 };
 }

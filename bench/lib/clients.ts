@@ -3,7 +3,7 @@
 // server's CPU time over the client's run; and one aioquic GET /stats.
 import { ManagedProcess, runProcess } from '../../test/helpers/process';
 import { CLIENT_CORE, CLK_TCK, LOADCLIENT, PYTHON } from './config';
-import { cpuTicks, statusKiB, withCores } from './procfs';
+import { cpuNanos, cpuTicks, statusKiB, withCores } from './procfs';
 import { Server, startPinned } from './servers';
 
 export interface Load {
@@ -26,6 +26,8 @@ export interface Load {
 export interface Measured extends Load {
   server: string;
   cpu_us_per_req: number;
+  /** With `exactCpu`: the same from the scheduler's nanosecond CPU time (procfs.cpuNanos) instead of clock ticks. */
+  cpu_us_per_req_exact?: number;
   peak_rss_kib: number;
   client: string;
 }
@@ -48,13 +50,22 @@ export function runClient(cmd: string, args: string[], onStderrLine?: (line: str
   return runToEnd(client);
 }
 
+export interface H3LoadOptions {
+  onStderrLine?: (line: string) => void;
+  /** Also measure the server's CPU time to the nanosecond (cpu_us_per_req_exact). */
+  exactCpu?: boolean;
+}
+
 /** Runs the quic-go load client and charges the server's CPU over the run. */
-export async function h3Load(server: Server, url: string, args: string[], onStderrLine?: (l: string) => void): Promise<Measured> {
+export async function h3Load(server: Server, url: string, args: string[], options: H3LoadOptions = {}): Promise<Measured> {
+  const n0 = options.exactCpu ? cpuNanos(server.pids) : 0;
   const t0 = cpuTicks(server.pids);
-  const cores = await withCores(() => runClient(LOADCLIENT, ['-url', url, ...args], onStderrLine));
+  const cores = await withCores(() => runClient(LOADCLIENT, ['-url', url, ...args], options.onStderrLine));
   const t1 = cpuTicks(server.pids);
+  const n1 = options.exactCpu ? cpuNanos(server.pids) : 0;
   const r = JSON.parse(cores.value) as Load;
   return {
+    ...(options.exactCpu && r.requests ? { cpu_us_per_req_exact: (n1 - n0) / 1e3 / r.requests } : {}),
     ...r,
     server_core_all: cores.serverCore,
     client_core_all: cores.clientCore,

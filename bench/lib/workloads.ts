@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { H3NodeBuild } from './builds';
-import { fetchStats, h2Load, h3Load, Load, Measured, runClient, runToEnd, startClient } from './clients';
+import { fetchStats, h2Load, h3Load, H3LoadOptions, Load, Measured, runClient, runToEnd, startClient } from './clients';
 import { LOADCLIENT, Params, PYTHON, WORK } from './config';
 import { statusKiB } from './procfs';
 import { log } from './log';
@@ -19,15 +19,15 @@ const warm = (n: number, extra: string[] = []) => ['-conns', '1', '-streams', '2
 const post4096 = ['-method', 'POST', '-body', '4096'];
 
 /** W1's measured run on a started server: unmeasured warm-up (JIT, pools), then `GET /login` on 1 connection x 20 streams. */
-export async function measureW1(P: Params, s: Server, port: number): Promise<Measured> {
+export async function measureW1(P: Params, s: Server, port: number, options: H3LoadOptions = {}): Promise<Measured> {
   await h3Load(s, `https://127.0.0.1:${port}/login`, warm(P.warmup));
-  return h3Load(s, `https://127.0.0.1:${port}/login`, warm(P.w1Requests));
+  return h3Load(s, `https://127.0.0.1:${port}/login`, warm(P.w1Requests), options);
 }
 
 /** W3's measured run on a started server: warm-up, then `POST /count` with 4096-byte bodies on 1 connection x 20 streams. */
-export async function measureW3(P: Params, s: Server, port: number): Promise<Measured> {
+export async function measureW3(P: Params, s: Server, port: number, options: H3LoadOptions = {}): Promise<Measured> {
   await h3Load(s, `https://127.0.0.1:${port}/count`, [...post4096, ...warm(P.warmup)]);
-  return h3Load(s, `https://127.0.0.1:${port}/count`, [...post4096, ...warm(P.w3Requests)]);
+  return h3Load(s, `https://127.0.0.1:${port}/count`, [...post4096, ...warm(P.w3Requests)], options);
 }
 
 export interface W4Result {
@@ -143,13 +143,15 @@ export class Workloads {
       s,
       `https://127.0.0.1:${p}/login`,
       ['-idle', String(this.P.w5Idle), '-idle-hold', '1500ms', '-conns', '64', '-streams', '16', '-requests', String(this.P.w5Requests), '-timeout', '10s'],
-      (line) => {
-        const m = line.match(/^IDLE_READY (\d+)/);
-        if (m) {
-          idleCount = Number(m[1]);
-          // Sample once the server has settled (the client holds for 1.5 s).
-          setTimeout(() => (idleRss = statusKiB(s.pids, 'VmRSS')), 1000);
-        }
+      {
+        onStderrLine: (line) => {
+          const m = line.match(/^IDLE_READY (\d+)/);
+          if (m) {
+            idleCount = Number(m[1]);
+            // Sample once the server has settled (the client holds for 1.5 s).
+            setTimeout(() => (idleRss = statusKiB(s.pids, 'VmRSS')), 1000);
+          }
+        },
       },
     );
     await stopServer(s);
