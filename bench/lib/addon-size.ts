@@ -7,8 +7,9 @@
 // /work/main/target and /work/main/bench/.work/target-baseline make a 3 KB
 // difference that says nothing about the code. The comparison therefore
 // also counts the size without those embedded build paths. What remains
-// between two builds of the same sources is about a hundred bytes (LLVM's
-// hash suffixes of local symbol names, which strip --strip-debug keeps).
+// between two builds of the same sources is a hundred bytes or two (the
+// padding of .rodata, and LLVM's hash suffixes of local symbol names, which
+// strip --strip-debug keeps): BUILD_NOISE_BYTES.
 import fs from 'node:fs';
 import path from 'node:path';
 import { runProcess } from '../../test/helpers/process';
@@ -24,6 +25,21 @@ export interface AddonSize {
   buildPath: { prefix: string; count: number } | null;
   /** `bytes` less the embedded build paths: what two builds of the same sources share wherever they were built. */
   bytesWithoutBuildPaths: number;
+}
+
+/** How far apart two builds of the same sources in different directories come out, without their build paths (measured: 79 bytes). */
+export const BUILD_NOISE_BYTES = 256;
+
+export interface AddonGrowth {
+  /** Current less baseline, both without their build paths. */
+  bytes: number;
+  /** Smaller, or larger by no more than two builds of the same sources differ. */
+  noLarger: boolean;
+}
+
+export function addonGrowth(baseline: AddonSize, current: AddonSize): AddonGrowth {
+  const bytes = current.bytesWithoutBuildPaths - baseline.bytesWithoutBuildPaths;
+  return { bytes, noLarger: bytes <= BUILD_NOISE_BYTES };
 }
 
 export async function shippedAddonSize(root: string, name: string): Promise<AddonSize> {

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runProcess } from '../../test/helpers/process';
-import { AddonSize, shippedAddonSize } from './addon-size';
+import { addonGrowth, AddonGrowth, AddonSize, shippedAddonSize } from './addon-size';
 import { H3NodeBuild, nativePath } from './builds';
 import type { Measured } from './clients';
 import { BenchError, Params, ROOT, WORK } from './config';
@@ -55,7 +55,7 @@ export interface Comparison {
   tolerance: number;
   rows: ComparisonRow[];
   verdicts: Verdict[];
-  addon: { baseline: AddonSize; current: AddonSize };
+  addon: { baseline: AddonSize; current: AddonSize; growth: AddonGrowth };
   pass: boolean;
   notes: string[];
 }
@@ -149,8 +149,9 @@ export async function compareWithBaseline(P: Params, current: H3NodeBuild, basel
       verdicts.push({ workload, path: p, baseline_us: old, current_us: now, ratio, pass: !skipped && ratio <= TOLERANCE, ...(skipped ? { skipped } : {}) });
     }
   }
-  const addon = { baseline: await shippedAddonSize(baseline.build.root, baseline.build.name), current: await shippedAddonSize(ROOT, 'current') };
-  const pass = verdicts.every((v) => v.pass) && addon.current.bytesWithoutBuildPaths <= addon.baseline.bytesWithoutBuildPaths;
+  const sizes = { baseline: await shippedAddonSize(baseline.build.root, baseline.build.name), current: await shippedAddonSize(ROOT, 'current') };
+  const addon = { ...sizes, growth: addonGrowth(sizes.baseline, sizes.current) };
+  const pass = verdicts.every((v) => v.pass) && addon.growth.noLarger;
   return {
     baseline: { rev: baseline.rev, sha: baseline.sha, checkout: path.relative(ROOT, baseline.build.root) },
     rounds: P.rounds,
