@@ -29,7 +29,9 @@ async function main() {
   log(`server CPU per request = (utime+stime of the server process(es) from /proc over the client's run) / requests; peak RSS = VmHWM`);
 
   const h3 = await currentBuild();
-  if (h3.native.kind === 'variant') log(`native handler: ${path.relative(ROOT, h3.native.addon)} (addon built with --features ${BENCH_FEATURE})`);
+  if (h3.native.kind === 'flag' && h3.native.addon) {
+    log(`native handler: ${path.relative(ROOT, h3.native.addon)} (addon built with --features ${BENCH_FEATURE})`);
+  }
   if (h3.native.kind === 'unavailable') log(`native-handler rows left out: ${h3.native.why}`);
   const baseline = options.baseline ? await prepareBaseline(options.baseline) : undefined;
 

@@ -2,11 +2,16 @@
 // beside it: baseline.ts), and how each one's native-handler path starts,
 // which depends on the design the checkout has:
 //
-//   before issue 11: the bench handler is part of every addon, switched on by
-//     H3_BENCH_NATIVE_HANDLER=a|c in the launcher's environment;
-//   since issue 11: it sits behind the cargo feature `bench-handler`, which
-//     the shipped addon does not enable; the bench builds a variant of the
-//     addon with it and starts the launcher with --native a|c --addon <file>.
+//   before issue 11: the bench answerer is part of every addon, switched on
+//     by H3_BENCH_NATIVE_HANDLER=a|c in the launcher's environment;
+//   since issue 11: the launcher takes --native a|c (the library reads no
+//     environment), and the answerer sits behind the cargo feature
+//     `bench-handler`, which the shipped addon does not enable: the bench
+//     builds a variant of the addon with it and adds --addon <file>.
+//
+// A checkout whose launcher takes --native but whose crates do not gate the
+// answerer yet (the two halves of issue 11 merged one after the other) runs
+// --native on its shipped addon.
 import fs from 'node:fs';
 import path from 'node:path';
 import { runProcess } from '../../test/helpers/process';
@@ -17,7 +22,7 @@ export const BENCH_FEATURE = 'bench-handler';
 
 export type NativePath =
   | { kind: 'environment' }
-  | { kind: 'variant'; addon: string }
+  | { kind: 'flag'; /** The variant built with the feature; the shipped addon when absent. */ addon?: string }
   | { kind: 'unavailable'; why: string };
 
 export interface H3NodeBuild {
@@ -35,14 +40,15 @@ export async function currentBuild(): Promise<H3NodeBuild> {
 
 /** How `root`'s native-handler path starts; builds the addon variant when its design needs one. */
 export async function nativePath(root: string, name: string): Promise<NativePath> {
-  if (!(await declaresBenchFeature(root))) return { kind: 'environment' };
-  const launcher = fs.readFileSync(path.join(root, 'bench/servers/h3-node.mjs'), 'utf8');
-  // A launcher without the flag would ignore it and answer from TypeScript:
-  // the native rows would silently measure the wrong path.
-  if (!launcher.includes('--native')) {
-    return { kind: 'unavailable', why: `the crates declare ${BENCH_FEATURE} but bench/servers/h3-node.mjs takes no --native flag` };
+  const takesFlag = fs.readFileSync(path.join(root, 'bench/servers/h3-node.mjs'), 'utf8').includes('--native');
+  const gated = await declaresBenchFeature(root);
+  if (!takesFlag) {
+    // The environment variable would reach no answerer: the native rows
+    // would silently measure TypeScript.
+    if (gated) return { kind: 'unavailable', why: `the crates declare ${BENCH_FEATURE} but bench/servers/h3-node.mjs takes no --native flag` };
+    return { kind: 'environment' };
   }
-  return buildBenchVariant(root, name);
+  return gated ? buildBenchVariant(root, name) : { kind: 'flag' };
 }
 
 /** Whether one of the checkout's crates declares the cargo feature (the design since issue 11). */
@@ -82,7 +88,7 @@ export async function buildBenchVariant(root: string, name: string): Promise<Nat
   }
   const addon = fs.readdirSync(outDir).find((f) => f.endsWith('.node'));
   if (!addon) return { kind: 'unavailable', why: `napi build left no .node file in ${path.relative(ROOT, outDir)}` };
-  return { kind: 'variant', addon: path.join(outDir, addon) };
+  return { kind: 'flag', addon: path.join(outDir, addon) };
 }
 
 /** build:native's napi arguments with the output directory replaced, no declarations, and the bench feature. */

@@ -62,7 +62,7 @@ export async function startH3Node(build: H3NodeBuild, profile: 'a' | 'b' | 'c', 
   if (native) {
     if (build.native.kind === 'unavailable') throw new Error(`no native handler for h3-node ${build.name}: ${build.native.why}`);
     if (build.native.kind === 'environment') env = { H3_BENCH_NATIVE_HANDLER: profile };
-    else args.push('--native', profile, '--addon', build.native.addon);
+    else args.push('--native', profile, ...(build.native.addon ? ['--addon', build.native.addon] : []));
   }
   const what = `h3-node-${profile}${native ? '-native' : ''}${build.name === 'current' ? '' : `-${build.name.replace(/\s+/g, '-')}`}`;
   const launcher = startPinned(SERVER_CORE, process.execPath, args, { cwd: build.root, env, stdin: true, stderrFile: stderrLog(what), label: what });
