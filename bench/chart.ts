@@ -1,7 +1,7 @@
 // Draws the benchmark result as one self-contained SVG (no dependencies):
 // left, req/s per server for W1 and W3; right, every target check as a bar
 // where the dashed line is the target and green means met.
-import type { Check } from './run';
+import type { Check } from './lib/report';
 
 interface Row {
   workload: string;

@@ -8,8 +8,8 @@ import { WebTransportStats } from '../src/demo';
 import { withDevHooks } from '../src/lib/dev-hooks';
 import { profileA, profileC } from '../src/demo/profiles';
 import { createProfileB } from '../src/demo/profiles/profile-b';
-import { runClient, PlannedRequest, H3Response } from './helpers/h3client';
-import { b64, runWt } from './helpers/wt-client';
+import { b64, runClient, PlannedRequest, H3Response } from './helpers/h3client';
+import { runWt } from './helpers/wt-client';
 
 const BEARER = 'Bearer h3-demo-token-2f9c';
 const COOKIE = 'session=h3-demo-7b41e0';

@@ -138,12 +138,11 @@ describe('CLI identity errors and signals', function () {
       requests: [{ method: 'POST', path: '/', body_chunks_b64: Array(20).fill(Buffer.from('x').toString('base64')), chunk_delay_ms: 200 }],
     });
     await new Promise((r) => setTimeout(r, 1000));
-    const exited = new Promise<number | null>((r) => cli.child.once('exit', (code) => r(code)));
     const started = Date.now();
-    cli.child.kill('SIGINT');
+    cli.signal('SIGINT');
     await new Promise((r) => setTimeout(r, 100));
-    cli.child.kill('SIGINT');
-    const code = await exited;
+    cli.signal('SIGINT');
+    const code = await cli.exited;
     assert.notEqual(code, 0);
     assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`);
     await upload.catch(() => undefined);

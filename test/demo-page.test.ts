@@ -11,9 +11,8 @@ import { loadIdentity } from '../src';
 import { DEMO_CERT } from '../src/demo';
 import { launchChromium, Launched } from './helpers/chromium';
 import { request } from './helpers/h3client';
+import { ROOT } from './helpers/paths';
 import { CliProcess, runCli, startCli } from './helpers/server';
-
-const ROOT = path.resolve(__dirname, '..');
 
 async function tiles(tab: Page): Promise<Record<string, string>> {
   return tab.evaluate(`(() => {

@@ -1,24 +1,22 @@
 // Limits a client cannot push past (docs/reliability.md): each option set low
 // on a real server, and a real client (aioquic) trying to go beyond it.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import type { ConnectionCloseInfo, H3Response as Res } from '../src';
-import { b64, PYTHON, request, runClient } from './helpers/h3client';
+import { b64, request, runClient } from './helpers/h3client';
+import { PYTHON } from './helpers/paths';
+import { runProcess } from './helpers/process';
 import { runCli, startCli, startServer } from './helpers/server';
 
 const HALF_HANDSHAKE = path.join(__dirname, 'clients', 'half_handshake.py');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `count` clients each send a real Initial and never finish the handshake. */
-function abandonHandshakes(port: number, count: number, holdSeconds: number): Promise<{ initials_sent: number; answered: number }> {
-  return new Promise((resolve, reject) => {
-    const args = [HALF_HANDSHAKE, '--port', String(port), '--count', String(count), '--hold', String(holdSeconds)];
-    execFile(PYTHON, args, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`${err.message}: ${stderr}`));
-      resolve(JSON.parse(stdout));
-    });
-  });
+async function abandonHandshakes(port: number, count: number, holdSeconds: number): Promise<{ initials_sent: number; answered: number }> {
+  const args = [HALF_HANDSHAKE, '--port', String(port), '--count', String(count), '--hold', String(holdSeconds)];
+  const r = await runProcess(PYTHON, args);
+  if (r.code !== 0) throw new Error(`half_handshake.py exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
 }
 
 async function until(what: string, check: () => boolean, limitMs: number): Promise<number> {

@@ -3,10 +3,11 @@
 // adds connection and response lines.
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
-import { spawn } from 'node:child_process';
 import { createLogger } from '../src/lib/log';
 import { runClient } from './helpers/h3client';
-import { CLI, startCli } from './helpers/server';
+import { CLI } from './helpers/paths';
+import { startProcess } from './helpers/process';
+import { runCli, startCli } from './helpers/server';
 
 function freeUdpPort(): Promise<number> {
   return new Promise((resolve) => {
@@ -90,11 +91,7 @@ describe('logging: formats and levels', function () {
 
   it('--quiet prints only the warning; --verbose adds connection and response lines', async () => {
     const port = await freeUdpPort();
-    const child = spawn(process.execPath, [CLI, '--profile', 'a', '--host', '127.0.0.1', '--port', String(port), '--quiet'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    child.stderr!.on('data', (d) => (err += d));
+    const quiet = startProcess(process.execPath, [CLI, '--profile', 'a', '--host', '127.0.0.1', '--port', String(port), '--quiet']);
     const start = Date.now();
     let res;
     // The quiet server prints no startup line: poll it with requests until it answers.
@@ -103,10 +100,8 @@ describe('logging: formats and levels', function () {
       if (res.connected) break;
     }
     assert.equal(res?.responses[0].status, 200);
-    await new Promise((r) => {
-      child.once('exit', r);
-      child.kill('SIGTERM');
-    });
+    await quiet.stop();
+    const err = quiet.stderr();
     assert.deepEqual(err.trim().split('\n'), [
       'h3-demo-server: WARNING: demo identity in use; its private key is public. Never use it in production.',
     ]);
@@ -123,10 +118,7 @@ describe('logging: formats and levels', function () {
   });
 
   it('--quiet and --verbose together are refused with a one-line error', async () => {
-    const child = spawn(process.execPath, [CLI, '--quiet', '--verbose'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr!.on('data', (d) => (err += d));
-    const code = await new Promise((r) => child.once('exit', r));
+    const { code, stderr: err } = await runCli(['--quiet', '--verbose']);
     assert.equal(code, 2);
     assert.match(err, /error: option '--quiet' cannot be used with option '--verbose'\nusage: /);
   });

@@ -4,15 +4,16 @@
 // type-checks against its .d.ts. npm fetches commander and prom-client from
 // the npm registry as for any install.
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync, ChildProcess } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { request } from './helpers/h3client';
+import { ROOT } from './helpers/paths';
+import { ManagedProcess, startProcess } from './helpers/process';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '..');
 
 // PATH without any directory that holds a Rust toolchain.
 const NO_RUST_PATH = (process.env.PATH ?? '')
@@ -21,39 +22,14 @@ const NO_RUST_PATH = (process.env.PATH ?? '')
   .join(path.delimiter);
 const ENV = { ...process.env, PATH: NO_RUST_PATH, CARGO_HOME: '/nonexistent', RUSTUP_HOME: '/nonexistent' };
 
-/** Runs a child until its stderr or stdout matches; resolves with the match. */
-function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs = 15000): Promise<RegExpMatchArray> {
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}: ${out}`)), timeoutMs);
-    const on = (d: Buffer) => {
-      out += d;
-      const m = out.match(pattern);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    };
-    child.stdout?.on('data', on);
-    child.stderr?.on('data', on);
-    child.on('exit', (code) => reject(new Error(`exited ${code} before ${pattern}: ${out}`)));
-  });
-}
-
-function stop(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
-  });
-}
+const stop = (child: ManagedProcess) => child.stop();
 
 describe('installable package (npm pack -> npm install without Rust)', function () {
   this.timeout(180000);
   let dir: string;
   let project: string;
   let tarball: string;
-  const children: ChildProcess[] = [];
+  const children: ManagedProcess[] = [];
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3-package-'));
@@ -96,9 +72,9 @@ server.listen(0, '127.0.0.1').then((a) => console.log('port=' + a.port));
 process.on('SIGTERM', () => server.close().then(() => process.exit(0)));
 `,
     );
-    const child = spawn(process.execPath, ['serve.js'], { cwd: project, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = startProcess(process.execPath, ['serve.js'], { cwd: project, env: ENV });
     children.push(child);
-    const port = Number((await waitFor(child, /port=(\d+)/))[1]);
+    const port = Number((await child.waitFor(/port=(\d+)/, { timeoutMs: 15000 }))[1]);
     const res = await request(port, { path: '/from-npm' });
     assert.equal(res.status, 200);
     assert.equal(res.body_text, 'hello from the installed package: /from-npm\n');
@@ -107,13 +83,9 @@ process.on('SIGTERM', () => server.close().then(() => process.exit(0)));
 
   it('the bin entry runs the demo server (Profile A /login over HTTP/3)', async () => {
     const bin = path.join(project, 'node_modules', '.bin', 'h3-demo-server');
-    const child = spawn(bin, ['--profile', 'a', '--port', '0', '--host', '127.0.0.1'], {
-      cwd: project,
-      env: ENV,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = startProcess(bin, ['--profile', 'a', '--port', '0', '--host', '127.0.0.1'], { cwd: project, env: ENV });
     children.push(child);
-    const port = Number((await waitFor(child, /listening on udp 127\.0\.0\.1:(\d+)/))[1]);
+    const port = Number((await child.waitFor(/listening on udp 127\.0\.0\.1:(\d+)/, { timeoutMs: 15000 }))[1]);
     const res = await request(port, { path: '/login' });
     assert.equal(res.status, 200);
     assert.equal(res.body_text, 'login succeeded\n');

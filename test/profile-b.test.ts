@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { createServer, Http3Server } from '../src';
 import { WebTransportStats } from '../src/demo';
 import { createProfileB } from '../src/demo/profiles/profile-b';
-import { field, request } from './helpers/h3client';
+import { b64, field, request } from './helpers/h3client';
 import { MemoryLogger } from './helpers/server';
-import { b64, runWt, WtAction } from './helpers/wt-client';
+import { runWt, WtAction } from './helpers/wt-client';
 
 const SESSIONS_CAP = 32;
 const PEER_STREAMS_CAP = 128;

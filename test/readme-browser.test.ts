@@ -4,13 +4,13 @@
 // CLI with its default bind, and the browser goes to `localhost`, which
 // Chromium resolves to ::1 first.
 import assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { launchChromiumWithArgs, Launched } from './helpers/chromium';
-import { CLI } from './helpers/server';
+import { CLI } from './helpers/paths';
+import { ManagedProcess, startProcess } from './helpers/process';
 
 const README = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
 const README_PORT = '4433';
@@ -39,7 +39,7 @@ function chromiumCommand(block: string): { flags: string[]; url: string } {
 }
 
 interface Cli {
-  child: ChildProcess;
+  child: ManagedProcess;
   port: number;
   spki: string;
   stderr: () => string;
@@ -47,25 +47,17 @@ interface Cli {
 
 /** `node dist/cli.js <args> --port 0` with no --host: the default bind. */
 async function startDefaultCli(args: string[]): Promise<Cli> {
-  const child = spawn(process.execPath, [CLI, ...args, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  for (let i = 0; i < 500 && !/WARNING: demo identity/.test(err); i++) {
-    if (child.exitCode !== null) throw new Error(`CLI exited: ${err}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const child = startProcess(process.execPath, [CLI, ...args, '--port', '0'], { label: 'CLI' });
+  await child.waitFor(/WARNING: demo identity/, { stream: 'stderr' }); // the last startup line
+  const err = child.stderr();
   const port = Number(err.match(/listening on udp \S+:(\d+)/)?.[1]);
   const spki = err.match(/SPKI sha256 \(base64\): (\S+)/)?.[1];
   assert.ok(port && spki, err);
-  return { child, port, spki, stderr: () => err };
+  return { child, port, spki, stderr: () => child.stderr() };
 }
 
-function stop(cli: Cli | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (!cli || cli.child.exitCode !== null) return resolve();
-    cli.child.once('exit', () => resolve());
-    cli.child.kill('SIGTERM');
-  });
+async function stop(cli: Cli | undefined): Promise<void> {
+  await cli?.child.stop();
 }
 
 /** The README's flags for this run: its port replaced, its SPKI placeholder filled in. */

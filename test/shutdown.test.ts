@@ -3,32 +3,19 @@
 // client, the request finishes, exit 0 within 5 s), and identity files that
 // exist but cannot be read (permission denied, a directory).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { b64, runClient } from './helpers/h3client';
-import { CLI, startCli } from './helpers/server';
+import { runCli, startCli } from './helpers/server';
 
 const CERT = path.resolve(__dirname, '..', 'certs', 'demo-cert.pem');
 const KEY = path.resolve(__dirname, '..', 'certs', 'demo-key.pem');
 
 /** Runs the CLI to its exit, as an unprivileged user when we are root (root reads any file). */
 function runCliAs(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-    const child = spawn(process.execPath, [CLI, '--port', '0', '--host', '127.0.0.1', ...args], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      ...asNobody,
-    });
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
+  const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+  return runCli(['--port', '0', '--host', '127.0.0.1', ...args], asNobody);
 }
 
 describe('CLI shutdown with requests in flight', function () {
@@ -46,11 +33,10 @@ describe('CLI shutdown with requests in flight', function () {
         requests: [{ method: 'POST', path: '/', body_chunks_b64: chunks, chunk_delay_ms: 100 }],
       });
       await new Promise((r) => setTimeout(r, 1200)); // the upload is under way
-      const exited = new Promise<number | null>((r) => cli.child.once('exit', (code) => r(code)));
       const started = Date.now();
-      cli.child.kill(signal);
+      cli.signal(signal);
       const result = await upload;
-      const code = await exited;
+      const code = await cli.exited;
       const took = Date.now() - started;
       assert.ok(result.connected && result.responses.length === 1, `client: ${JSON.stringify(result)}`);
       assert.equal(result.responses[0].status, 200, JSON.stringify(result.responses[0]));

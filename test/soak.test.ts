@@ -7,24 +7,16 @@
 // It runs in a child process of its own, so the RSS it compares is the soak
 // server's alone, not the test runner's with every other suite's leftovers.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { runProcess } from './helpers/process';
 import { buildClient, SHORT, SoakReport } from './soak/soak';
 
-function runShortSoak(): Promise<SoakReport> {
+async function runShortSoak(): Promise<SoakReport> {
   const script = path.join(__dirname, 'soak', 'soak.ts');
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ['--expose-gc', '--import', 'tsx', script, '--short'],
-      { maxBuffer: 16 * 1024 * 1024, timeout: 170000 },
-      (err, stdout, stderr) => {
-        // Exit status 1 means a phase failed its checks: the assertions below say which.
-        if (err && !stdout.trim().startsWith('{')) return reject(new Error(`soak failed: ${err.message}\n${stderr}`));
-        resolve(JSON.parse(stdout) as SoakReport);
-      },
-    );
-  });
+  const r = await runProcess(process.execPath, ['--expose-gc', '--import', 'tsx', script, '--short'], { timeoutMs: 170000 });
+  // Exit status 1 means a phase failed its checks: the assertions below say which.
+  if (r.code !== 0 && !r.stdout.trim().startsWith('{')) throw new Error(`soak failed: exit ${r.code ?? r.signal}\n${r.stderr}`);
+  return JSON.parse(r.stdout) as SoakReport;
 }
 
 describe('soak (short): load, connection churn, vanishing clients', function () {

@@ -1,11 +1,11 @@
 // Loopback packet capture with Wireshark's dumpcap and decoding with tshark
 // (Debian `tshark`, installed by scripts/setup-system.sh). Capturing on `lo`
 // needs root or the capture capabilities; CI runs as root.
-import { spawn, execFile, ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
-import { PYTHON } from './h3client';
-import { runJsonProcess } from './json-process';
+import { PYTHON } from './paths';
+import { runJsonProcess, startProcess } from './process';
 
 const run = promisify(execFile);
 const QPACK_DECODE = path.resolve(__dirname, '..', 'clients', 'qpack_decode.py');
@@ -15,40 +15,20 @@ export interface Capture {
 }
 
 /** Starts dumpcap on loopback for one UDP port; resolves once it is capturing. */
-export function startCapture(udpPort: number, file: string): Promise<Capture> {
-  return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn('dumpcap', ['-i', 'lo', '-f', `udp port ${udpPort}`, '-w', file], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`dumpcap did not start capturing: ${err}`));
-    }, 10000);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(new Error(`cannot run dumpcap (apt-get install tshark): ${e.message}`));
-    });
-    child.stderr!.on('data', (d) => {
-      err += d;
-      if (/Capturing on/.test(err)) {
-        clearTimeout(timer);
-        resolve({
-          stop: () =>
-            new Promise<void>((done) => {
-              if (child.exitCode !== null) return done();
-              child.once('exit', () => done());
-              // SIGINT: dumpcap flushes and closes the file.
-              child.kill('SIGINT');
-            }),
-        });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      if (!/Capturing on/.test(err)) reject(new Error(`dumpcap exited ${code}: ${err}`));
-    });
-  });
+export async function startCapture(udpPort: number, file: string): Promise<Capture> {
+  const dumpcap = startProcess('dumpcap', ['-i', 'lo', '-f', `udp port ${udpPort}`, '-w', file]);
+  try {
+    await dumpcap.waitFor(/Capturing on/, { stream: 'stderr' });
+  } catch (e) {
+    await dumpcap.stop({ signal: 'SIGKILL' });
+    throw new Error(`dumpcap did not start capturing (apt-get install tshark): ${(e as Error).message}`);
+  }
+  return {
+    // SIGINT: dumpcap flushes and closes the file.
+    stop: async () => {
+      await dumpcap.stop({ signal: 'SIGINT' });
+    },
+  };
 }
 
 export interface Http3Frame {

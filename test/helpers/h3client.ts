@@ -1,10 +1,9 @@
 // Drives test/clients/h3client.py: aioquic, an HTTP/3 stack independent of
 // quiche, from the project-local virtualenv that scripts/setup-python.sh makes.
 import path from 'node:path';
-import { runJsonProcess } from './json-process';
+import { PYTHON, ROOT } from './paths';
+import { runJsonProcess } from './process';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
 const CLIENT = path.join(ROOT, 'test', 'clients', 'h3client.py');
 
 export interface PlannedRequest {

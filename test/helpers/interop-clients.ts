@@ -7,12 +7,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { b64, PYTHON, runClient } from './h3client';
+import { b64, runClient } from './h3client';
 import { runWt } from './wt-client';
 import { launchChromium, Launched } from './chromium';
-import { runJsonProcess } from './json-process';
-
-const ROOT = path.resolve(__dirname, '..', '..');
+import { PYTHON, ROOT } from './paths';
+import { runJsonProcess } from './process';
 
 export interface InteropRequest {
   method: string;

@@ -1,12 +1,9 @@
 // Starts servers for tests: in-process through the embedding API, or the
 // built CLI as a child process whose stderr the test can read.
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { createServer, Http3Server, RequestHandler, ServerOptions } from '../../src';
 import type { Logger } from '../../src/lib/log';
-
-const ROOT = path.resolve(__dirname, '..', '..');
-export const CLI = path.join(ROOT, 'dist', 'cli.js');
+import { CLI } from './paths';
+import { Finished, ManagedProcess, RunOptions, runProcess } from './process';
 
 export class MemoryLogger implements Logger {
   readonly lines: string[] = [];
@@ -31,61 +28,29 @@ export async function startServer(
   return { server, port, logger };
 }
 
-export interface CliProcess {
-  child: ChildProcess;
-  port: number;
-  stderr: () => string;
-  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<string>;
-  stop(): Promise<number | null>;
+/** The CLI as a child process: the port it printed, and its stderr, where it writes every diagnostic. */
+export class CliProcess extends ManagedProcess {
+  port = 0;
+
+  /** Resolves with the first text on stderr matching `pattern` (see ManagedProcess.waitFor). */
+  async waitForStderr(pattern: RegExp, timeoutMs = 10000): Promise<string> {
+    return (await this.waitFor(pattern, { stream: 'stderr', timeoutMs }))[0];
+  }
 }
 
 /** Spawns `node dist/cli.js args...` on an ephemeral port and waits for its startup line. */
 export async function startCli(args: string[]): Promise<CliProcess> {
-  const child = spawn(process.execPath, [CLI, '--port', '0', '--host', '127.0.0.1', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  const waitForStderr = (pattern: RegExp, timeoutMs = 10000) =>
-    new Promise<string>((resolve, reject) => {
-      const started = Date.now();
-      const poll = () => {
-        const m = err.match(pattern);
-        if (m) return resolve(m[0]);
-        if (child.exitCode !== null) return reject(new Error(`CLI exited ${child.exitCode}: ${err}`));
-        if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${pattern}; stderr: ${err}`));
-        setTimeout(poll, 20);
-      };
-      poll();
-    });
-  const line = await waitForStderr(/listening on udp \S+:(\d+)/);
-  const port = Number(line.match(/:(\d+)$/)![1]);
-  return {
-    child,
-    port,
-    stderr: () => err,
-    waitForStderr,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
-        child.once('exit', (code) => resolve(code));
-        child.kill('SIGTERM');
-      }),
-  };
+  const cli = new CliProcess(process.execPath, [CLI, '--port', '0', '--host', '127.0.0.1', ...args], { label: 'CLI' });
+  try {
+    cli.port = Number((await cli.waitFor(/listening on udp \S+:(\d+)/, { stream: 'stderr' }))[1]);
+  } catch (e) {
+    await cli.stop({ killAfterMs: 1000 });
+    throw e;
+  }
+  return cli;
 }
 
 /** Runs the CLI to completion (for argument errors); returns exit code and output. */
-export function runCli(args: string[], timeoutMs = 10000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+export function runCli(args: string[], options: Pick<RunOptions, 'uid' | 'gid'> = {}): Promise<Finished> {
+  return runProcess(process.execPath, [CLI, ...args], { ...options, timeoutMs: 10000 });
 }

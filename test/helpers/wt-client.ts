@@ -19,5 +19,3 @@ export function runWt(port: number, actions: WtAction[], opts: { timeout?: numbe
   if ('close' in opts) plan.close = opts.close;
   return runPythonClient<WtResult>(CLIENT, port, plan);
 }
-
-export const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');

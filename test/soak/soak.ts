@@ -28,7 +28,7 @@ import vm from 'node:vm';
 import { createServer, Http3Server } from '../../src';
 import { PROFILES } from '../../src/demo/profiles';
 import { silentLogger } from '../../src/lib/log';
-import { runJsonProcess } from '../helpers/json-process';
+import { runJsonProcess } from '../helpers/process';
 
 const HERE = __dirname;
 const BIN = path.join(HERE, 'bin', 'soak');

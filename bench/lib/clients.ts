@@ -1,0 +1,142 @@
+// The load clients, pinned to the client core: the quic-go HTTP/3 load
+// client (bench/loadclient) and h2load for node:http2, each run charging the
+// server's CPU time over the client's run; and one aioquic GET /stats.
+import { ManagedProcess, runProcess } from '../../test/helpers/process';
+import { CLIENT_CORE, CLK_TCK, LOADCLIENT, PYTHON } from './config';
+import { cpuNanos, cpuTicks, statusKiB, withCores } from './procfs';
+import { Server, startPinned } from './servers';
+
+export interface Load {
+  requests: number;
+  errors: number;
+  timeouts: number;
+  seconds: number;
+  rps: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+  client_cpu_s?: number;
+  idle_conns?: number;
+  /** How busy each core was during the run, all processes of the machine included. */
+  server_core_all?: number;
+  client_core_all?: number;
+  statuses?: Record<string, number>;
+}
+
+export interface Measured extends Load {
+  server: string;
+  cpu_us_per_req: number;
+  /** With `exactCpu`: the same from the scheduler's nanosecond CPU time (procfs.cpuNanos) instead of clock ticks. */
+  cpu_us_per_req_exact?: number;
+  peak_rss_kib: number;
+  client: string;
+}
+
+/** Starts a client on the client core (stop it, or await runToEnd). */
+export function startClient(cmd: string, args: string[]): ManagedProcess {
+  return startPinned(CLIENT_CORE, cmd, args);
+}
+
+/** Resolves with the client's stdout once it exits 0; rejects with its stderr's end otherwise. */
+export async function runToEnd(client: ManagedProcess): Promise<string> {
+  const r = await client.result();
+  if (r.code !== 0) throw new Error(`${client.label} exited ${r.code ?? r.signal}: ${r.stderr.slice(-500)}`);
+  return r.stdout;
+}
+
+export function runClient(cmd: string, args: string[], onStderrLine?: (line: string) => void): Promise<string> {
+  const client = startClient(cmd, args);
+  if (onStderrLine) client.onLine('stderr', onStderrLine);
+  return runToEnd(client);
+}
+
+export interface H3LoadOptions {
+  onStderrLine?: (line: string) => void;
+  /** Also measure the server's CPU time to the nanosecond (cpu_us_per_req_exact). */
+  exactCpu?: boolean;
+}
+
+/** Runs the quic-go load client and charges the server's CPU over the run. */
+export async function h3Load(server: Server, url: string, args: string[], options: H3LoadOptions = {}): Promise<Measured> {
+  const n0 = options.exactCpu ? cpuNanos(server.pids) : 0;
+  const t0 = cpuTicks(server.pids);
+  const cores = await withCores(() => runClient(LOADCLIENT, ['-url', url, ...args], options.onStderrLine));
+  const t1 = cpuTicks(server.pids);
+  const n1 = options.exactCpu ? cpuNanos(server.pids) : 0;
+  const r = JSON.parse(cores.value) as Load;
+  return {
+    ...(options.exactCpu && r.requests ? { cpu_us_per_req_exact: (n1 - n0) / 1e3 / r.requests } : {}),
+    ...r,
+    server_core_all: cores.serverCore,
+    client_core_all: cores.clientCore,
+    server: server.name,
+    client: 'quic-go h3',
+    cpu_us_per_req: r.requests ? (((t1 - t0) / CLK_TCK) * 1e6) / r.requests : 0,
+    peak_rss_kib: statusKiB(server.pids, 'VmHWM'),
+  };
+}
+
+export async function h2Load(server: Server, url: string, n: number, bodyFile?: string): Promise<Measured> {
+  const t0 = cpuTicks(server.pids);
+  const args = ['-n', String(n), '-c', '1', '-m', '20', ...(bodyFile ? ['-d', bodyFile] : []), url];
+  const cores = await withCores(() => runClient('h2load', args));
+  const out = cores.value;
+  const t1 = cpuTicks(server.pids);
+  const finished = out.match(/finished in ([\d.]+)(m?s), ([\d.]+) req\/s/);
+  const reqs = out.match(/requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/);
+  const rtime = out.match(/time for request:\s+[\d.]+u?m?s\s+[\d.]+u?m?s\s+([\d.]+)(u?m?s)/);
+  if (!finished || !reqs) throw new Error(`cannot parse h2load output:\n${out}`);
+  const ok = Number(reqs[1]);
+  const toMs = (v: string, unit: string) => Number(v) * (unit === 's' ? 1000 : unit === 'us' ? 0.001 : 1);
+  return {
+    requests: ok,
+    errors: Number(reqs[2]) + Number(reqs[3]),
+    timeouts: Number(reqs[4]),
+    seconds: toMs(finished[1], finished[2]) / 1000,
+    rps: Number(finished[3]),
+    // h2load reports the mean time per request, not percentiles.
+    p50_ms: rtime ? toMs(rtime[1], rtime[2]) : 0,
+    p90_ms: 0,
+    p99_ms: 0,
+    server: server.name,
+    server_core_all: cores.serverCore,
+    client_core_all: cores.clientCore,
+    client: 'h2load (HTTP/2, mean latency)',
+    cpu_us_per_req: ok ? (((t1 - t0) / CLK_TCK) * 1e6) / ok : 0,
+    peak_rss_kib: statusKiB(server.pids, 'VmHWM'),
+  };
+}
+
+/** One GET /stats with the body, on aioquic (the load client discards bodies); null when it fails. */
+export async function fetchStats(port: number): Promise<{ usage?: { datagrams?: number } } | null> {
+  const r = await runProcess(PYTHON, ['-c', STATS_GET, String(port)], { timeoutMs: 10_000 });
+  try {
+    return JSON.parse(r.stdout);
+  } catch {
+    return null;
+  }
+}
+
+const STATS_GET = `
+import asyncio, json, ssl, sys
+from aioquic.asyncio.client import connect
+from aioquic.asyncio.protocol import QuicConnectionProtocol
+from aioquic.h3.connection import H3_ALPN, H3Connection
+from aioquic.h3.events import DataReceived
+from aioquic.quic.configuration import QuicConfiguration
+class C(QuicConnectionProtocol):
+    def __init__(s, *a, **k):
+        super().__init__(*a, **k); s.h3 = H3Connection(s._quic); s.body = bytearray(); s.done = asyncio.get_running_loop().create_future()
+    def quic_event_received(s, e):
+        for ev in s.h3.handle_event(e):
+            if isinstance(ev, DataReceived):
+                s.body.extend(ev.data)
+                if ev.stream_ended and not s.done.done(): s.done.set_result(None)
+async def main(port):
+    cfg = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN); cfg.verify_mode = ssl.CERT_NONE
+    async with connect("127.0.0.1", port, configuration=cfg, create_protocol=C) as c:
+        sid = c._quic.get_next_available_stream_id()
+        c.h3.send_headers(sid, [(b":method", b"GET"), (b":scheme", b"https"), (b":authority", b"127.0.0.1"), (b":path", b"/stats")], end_stream=True)
+        c.transmit(); await asyncio.wait_for(c.done, 5); sys.stdout.write(c.body.decode())
+asyncio.run(main(int(sys.argv[1])))
+`;

@@ -1,0 +1,57 @@
+// What a bench run is given: its command line, the workload sizes that follow
+// from it, where things are, and which core runs what.
+import { spawnSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { PYTHON, ROOT } from '../../test/helpers/paths';
+
+export { PYTHON, ROOT };
+export const WORK = path.join(ROOT, 'bench/.work');
+export const CERT = path.join(ROOT, 'certs/demo-cert.pem');
+export const KEY = path.join(ROOT, 'certs/demo-key.pem');
+export const LOADCLIENT = path.join(ROOT, 'bench/loadclient/loadclient');
+export const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
+
+export const CORES = os.cpus().length;
+export const SERVER_CORE = '0';
+export const CLIENT_CORE = CORES > 1 ? '1' : '0';
+
+/** A failure the user can act on: reported as its one-line message, without a stack. */
+export class BenchError extends Error {}
+
+export interface Options {
+  quick: boolean;
+  /** --baseline <git-rev>: the previous design, measured beside this one. */
+  baseline?: string;
+}
+
+export function parseOptions(argv: string[]): Options {
+  const options: Options = { quick: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--quick') options.quick = true;
+    else if (arg === '--baseline' && argv[i + 1] && !argv[i + 1].startsWith('--')) options.baseline = argv[++i];
+    else if (arg.startsWith('--baseline=')) options.baseline = arg.slice('--baseline='.length);
+    else throw new BenchError(`unknown argument ${arg}; usage: npm run bench -- [--quick] [--baseline <git-rev>]`);
+  }
+  return options;
+}
+
+export type Params = ReturnType<typeof parameters>;
+
+export function parameters(quick: boolean) {
+  return {
+    rounds: quick ? 1 : 5,
+    /** Unmeasured requests before each measured W1/W3 run, for every server. */
+    warmup: quick ? 3_000 : 10_000,
+    w1Requests: quick ? 10_000 : 100_000,
+    w2Fresh: 100,
+    w3Requests: quick ? 5_000 : 50_000,
+    w4Attempts: quick ? 1 : 3,
+    w5Idle: quick ? 300 : 1000,
+    w5Requests: quick ? 10_000 : 100_000,
+    w7Datagrams: quick ? 20_000 : 100_000,
+    /** Streams on the one connection of the load-client ceiling probe. */
+    ceilingStreams: 100,
+  };
+}

@@ -1,0 +1,118 @@
+// The servers a bench run measures, each started pinned to the server core
+// and stopped after its workloads: h3-node (this checkout or a baseline, the
+// TypeScript or the native-handler path), Caddy (alone, or in front of Node
+// http), Node http2.
+import path from 'node:path';
+import { ManagedProcess, runProcess, startProcess, StartOptions } from '../../test/helpers/process';
+import type { H3NodeBuild } from './builds';
+import { CERT, KEY, LOADCLIENT, ROOT, SERVER_CORE, WORK } from './config';
+
+export interface Server {
+  name: string;
+  /** Whose CPU time and memory count as the server's. */
+  pids: number[];
+  processes: ManagedProcess[];
+}
+
+export interface H3NodeServer extends Server {
+  port: number;
+  launcher: ManagedProcess;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let nextPort = 19400 + Math.floor(Math.random() * 500);
+const port = () => nextPort++;
+
+/** Starts `cmd args...` under `taskset -c core` (taskset execs in place: the pid is the command's). */
+export function startPinned(core: string, cmd: string, args: string[], options: StartOptions = {}): ManagedProcess {
+  return startProcess('taskset', ['-c', core, cmd, ...args], { cwd: ROOT, label: path.basename(cmd), ...options });
+}
+
+/** Waits for the JSON "listening" line our launchers print on stdout. */
+async function listening(p: ManagedProcess, what: string): Promise<void> {
+  try {
+    await p.waitForJson((line) => 'listening' in line, 15_000);
+  } catch {
+    await p.stop({ signal: 'SIGKILL' });
+    throw new Error(`${what} did not start (see bench/.work/${what}.stderr.log)`);
+  }
+}
+
+const stderrLog = (what: string) => path.join(WORK, `${what}.stderr.log`);
+
+async function waitH3(p: number, urlPath = '/'): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    const r = await runProcess(LOADCLIENT, ['-url', `https://127.0.0.1:${p}${urlPath}`, '-requests', '1', '-timeout', '300ms'], { timeoutMs: 3000 });
+    if (r.stdout.includes('"requests":1')) return;
+    await sleep(100);
+  }
+  throw new Error(`no HTTP/3 answer on port ${p}`);
+}
+
+/**
+ * bench/servers/h3-node.mjs of `build` with Profile `profile`, answered by
+ * TypeScript or by the native bench handler (started the way that build's
+ * design starts it: see builds.ts).
+ */
+export async function startH3Node(build: H3NodeBuild, profile: 'a' | 'b' | 'c', native: boolean): Promise<H3NodeServer> {
+  const p = port();
+  const args = [path.join(build.root, 'bench/servers/h3-node.mjs'), profile, String(p)];
+  let env: NodeJS.ProcessEnv = { H3_BENCH_NATIVE_HANDLER: '' };
+  if (native) {
+    if (build.native.kind === 'unavailable') throw new Error(`no native handler for h3-node ${build.name}: ${build.native.why}`);
+    if (build.native.kind === 'environment') env = { H3_BENCH_NATIVE_HANDLER: profile };
+    else args.push('--native', profile, ...(build.native.addon ? ['--addon', build.native.addon] : []));
+  }
+  const what = `h3-node-${profile}${native ? '-native' : ''}${build.name === 'current' ? '' : `-${build.name.replace(/\s+/g, '-')}`}`;
+  const launcher = startPinned(SERVER_CORE, process.execPath, args, { cwd: build.root, env, stdin: true, stderrFile: stderrLog(what), label: what });
+  await listening(launcher, what);
+  return { name: 'h3-node', pids: [launcher.pid], processes: [launcher], port: p, launcher };
+}
+
+/** The native counters of a running h3-node, through the launcher's stdin line protocol. */
+export async function counters(s: H3NodeServer): Promise<Record<string, number>> {
+  const reply = s.launcher.nextLine('stdout');
+  s.launcher.send('counters\n');
+  return JSON.parse(await reply);
+}
+
+export async function startCaddy(withNode: boolean): Promise<Server & { portA: number; portC: number }> {
+  const portA = port();
+  const portC = port();
+  const nodePort = port();
+  const processes: ManagedProcess[] = [];
+  const env = {
+    H3_BENCH_CADDY_A_PORT: String(portA),
+    H3_BENCH_CADDY_C_PORT: String(portC),
+    H3_BENCH_NODE_HTTP_PORT: String(nodePort),
+    H3_BENCH_CERT: CERT,
+    H3_BENCH_KEY: KEY,
+    XDG_DATA_HOME: path.join(WORK, 'caddy-data'),
+    XDG_CONFIG_HOME: path.join(WORK, 'caddy-config'),
+  };
+  if (withNode) {
+    const node = startPinned(SERVER_CORE, process.execPath, ['bench/peers/node-http-c.mjs', String(nodePort)], { stderrFile: stderrLog('node-http-c') });
+    await listening(node, 'node-http-c');
+    processes.push(node);
+  }
+  const caddy = startPinned(SERVER_CORE, 'caddy', ['run', '--adapter', 'caddyfile', '--config', 'bench/peers/Caddyfile'], {
+    env,
+    stderrFile: stderrLog('caddy'),
+  });
+  processes.push(caddy);
+  await waitH3(portA, '/login');
+  return { name: withNode ? 'caddy+node-http' : 'caddy', pids: processes.map((p) => p.pid), processes, portA, portC };
+}
+
+export async function startNodeHttp2(profile: 'a' | 'c'): Promise<Server & { port: number }> {
+  const p = port();
+  const what = `node-http2-${profile}`;
+  const child = startPinned(SERVER_CORE, process.execPath, ['bench/peers/node-http2.mjs', profile, String(p), CERT, KEY], { stderrFile: stderrLog(what) });
+  await listening(child, what);
+  return { name: 'node-http2', pids: [child.pid], processes: [child], port: p };
+}
+
+export async function stopServer(s: Server): Promise<void> {
+  for (const p of s.processes) await p.stop({ killAfterMs: 3000 });
+}

@@ -1,0 +1,223 @@
+// The workloads W1..W7 (bench/README.md, "What runs"): each starts its
+// servers fresh, warms them, measures, stops them, and keeps one row per
+// measured run.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { H3NodeBuild } from './builds';
+import { fetchStats, h2Load, h3Load, H3LoadOptions, Load, Measured, runClient, runToEnd, startClient } from './clients';
+import { LOADCLIENT, Params, PYTHON, WORK } from './config';
+import { statusKiB } from './procfs';
+import { log } from './log';
+import { counters, H3NodeServer, Server, sleep, startCaddy, startH3Node, startNodeHttp2, stopServer } from './servers';
+
+export type Row = Measured & { workload: string; variant: string; round: number };
+
+export const TS = 'h3-node (TypeScript)';
+export const NATIVE = 'h3-node (native)';
+
+const warm = (n: number, extra: string[] = []) => ['-conns', '1', '-streams', '20', '-requests', String(n), ...extra];
+const post4096 = ['-method', 'POST', '-body', '4096'];
+
+/** W1's measured run on a started server: unmeasured warm-up (JIT, pools), then `GET /login` on 1 connection x 20 streams. */
+export async function measureW1(P: Params, s: Server, port: number, options: H3LoadOptions = {}): Promise<Measured> {
+  await h3Load(s, `https://127.0.0.1:${port}/login`, warm(P.warmup));
+  return h3Load(s, `https://127.0.0.1:${port}/login`, warm(P.w1Requests), options);
+}
+
+/** W3's measured run on a started server: warm-up, then `POST /count` with 4096-byte bodies on 1 connection x 20 streams. */
+export async function measureW3(P: Params, s: Server, port: number, options: H3LoadOptions = {}): Promise<Measured> {
+  await h3Load(s, `https://127.0.0.1:${port}/count`, [...post4096, ...warm(P.warmup)]);
+  return h3Load(s, `https://127.0.0.1:${port}/count`, [...post4096, ...warm(P.w3Requests)], options);
+}
+
+export interface W4Result {
+  attempts: Array<{ status: number; after_ms: number; past_cap: number; client_handed: number }>;
+}
+
+export interface W5Result {
+  server: string;
+  idle: number;
+  rss_before_kib: number;
+  rss_idle_kib: number;
+  per_idle_kib: number;
+  load: Measured;
+}
+
+export interface W7Result {
+  sent: number;
+  send_seconds: number;
+  echoed: number;
+  usage_datagrams: number;
+  quiche_dgram_recv: number;
+  wt_datagrams_counted: number;
+  stats: Measured;
+}
+
+export class Workloads {
+  readonly rows: Row[] = [];
+
+  /** `h3` is the h3-node measured (this checkout); without a native path the native-handler rows are left out. */
+  constructor(
+    private readonly P: Params,
+    private readonly h3: H3NodeBuild,
+  ) {}
+
+  get hasNative(): boolean {
+    return this.h3.native.kind !== 'unavailable';
+  }
+
+  startH3Node(profile: 'a' | 'b' | 'c', native: boolean): Promise<H3NodeServer> {
+    return startH3Node(this.h3, profile, native);
+  }
+
+  keep(workload: string, variant: string, round: number, m: Measured) {
+    this.rows.push({ workload, variant, round, ...m });
+    log(
+      `  ${workload} ${variant.padEnd(22)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms  ` +
+        `cpu ${m.cpu_us_per_req.toFixed(1)} us/req  peak RSS ${(m.peak_rss_kib / 1024).toFixed(1)} MiB  errors ${m.errors + m.timeouts}` +
+        (m.client_cpu_s !== undefined ? `  client cpu ${((100 * m.client_cpu_s) / m.seconds).toFixed(0)}%` : ''),
+    );
+  }
+
+  async w1w2(round: number) {
+    const P = this.P;
+    const servers: Array<[string, () => Promise<Server & { port?: number; portA?: number }>]> = [
+      [TS, () => this.startH3Node('a', false)],
+      ...(this.hasNative ? [[NATIVE, () => this.startH3Node('a', true)] as [string, () => Promise<H3NodeServer>]] : []),
+      ['caddy', () => startCaddy(false)],
+    ];
+    for (const [variant, start] of servers) {
+      const s = await start();
+      const p = s.port ?? s.portA!;
+      this.keep('W1', variant, round, await measureW1(P, s, p));
+      this.keep('W2', variant, round, await h3Load(s, `https://127.0.0.1:${p}/login`, ['-fresh', '-requests', String(P.w2Fresh)]));
+      await stopServer(s);
+    }
+    const h2 = await startNodeHttp2('a');
+    await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.warmup);
+    this.keep('W1', 'node-http2 (h2load)', round, await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.w1Requests));
+    await stopServer(h2);
+  }
+
+  async w3(round: number) {
+    const P = this.P;
+    const body = path.join(WORK, 'body-4096.bin');
+    fs.writeFileSync(body, Buffer.alloc(4096, 'x'));
+    for (const native of this.hasNative ? [false, true] : [false]) {
+      const s = await this.startH3Node('c', native);
+      this.keep('W3', native ? NATIVE : TS, round, await measureW3(P, s, s.port));
+      await stopServer(s);
+    }
+    const c = await startCaddy(true);
+    this.keep('W3', 'caddy -> node http', round, await measureW3(P, c, c.portC));
+    await stopServer(c);
+    const h2 = await startNodeHttp2('c');
+    await h2Load(h2, `https://127.0.0.1:${h2.port}/count`, P.warmup, body);
+    this.keep('W3', 'node-http2 (h2load)', round, await h2Load(h2, `https://127.0.0.1:${h2.port}/count`, P.w3Requests, body));
+    await stopServer(h2);
+  }
+
+  async w4(): Promise<W4Result> {
+    const out = await runClient(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/upload-cap.ts', String(this.P.w4Attempts)]);
+    const attempts = [...out.matchAll(/status (\d+) after ([\d.]+) ms;.*client handed (\d+) of \d+ bytes.*= (-?\d+) past the cap/g)].map((m) => ({
+      status: Number(m[1]),
+      after_ms: Number(m[2]),
+      client_handed: Number(m[3]),
+      past_cap: Number(m[4]),
+    }));
+    for (const a of attempts) log(`  W4 413 after ${a.after_ms} ms, ${a.past_cap} bytes read past the cap, client had handed ${a.client_handed} bytes to QUIC`);
+    return { attempts };
+  }
+
+  async w5(variant: string, start: () => Promise<Server & { port?: number; portA?: number }>): Promise<W5Result> {
+    const s = await start();
+    const p = s.port ?? s.portA!;
+    // Warm the request path first (JIT, heap, pools), so the baseline is not
+    // charged to the idle connections.
+    await h3Load(s, `https://127.0.0.1:${p}/login`, warm(5000));
+    await sleep(500);
+    const before = statusKiB(s.pids, 'VmRSS');
+    let idleRss = 0;
+    let idleCount = 0;
+    const load = await h3Load(
+      s,
+      `https://127.0.0.1:${p}/login`,
+      ['-idle', String(this.P.w5Idle), '-idle-hold', '1500ms', '-conns', '64', '-streams', '16', '-requests', String(this.P.w5Requests), '-timeout', '10s'],
+      {
+        onStderrLine: (line) => {
+          const m = line.match(/^IDLE_READY (\d+)/);
+          if (m) {
+            idleCount = Number(m[1]);
+            // Sample once the server has settled (the client holds for 1.5 s).
+            setTimeout(() => (idleRss = statusKiB(s.pids, 'VmRSS')), 1000);
+          }
+        },
+      },
+    );
+    await stopServer(s);
+    const per = idleCount ? (idleRss - before) / idleCount : 0;
+    const r = { server: variant, idle: idleCount, rss_before_kib: before, rss_idle_kib: idleRss, per_idle_kib: per, load };
+    this.rows.push({ workload: 'W5', variant, round: 1, ...load });
+    log(
+      `  W5 ${variant.padEnd(22)} ${idleCount} idle: RSS ${(before / 1024).toFixed(1)} -> ${(idleRss / 1024).toFixed(1)} MiB = ${per.toFixed(1)} KiB/conn; ` +
+        `then 64x16: ${load.rps.toFixed(0)} req/s, p99 ${load.p99_ms.toFixed(2)} ms, errors ${load.errors + load.timeouts}`,
+    );
+    return r;
+  }
+
+  /**
+   * The load client's own ceiling: W1's request on one connection with many
+   * streams against the native handler, so that the client, not the round
+   * trip or the server, is the limit (its CPU near 100% proves it).
+   */
+  async clientCeiling(): Promise<Measured> {
+    const P = this.P;
+    const s = await this.startH3Node('a', true);
+    const url = `https://127.0.0.1:${s.port}/login`;
+    const args = ['-conns', '1', '-streams', String(P.ceilingStreams)];
+    await h3Load(s, url, [...args, '-requests', String(P.warmup)]);
+    const m = await h3Load(s, url, [...args, '-requests', String(P.w1Requests)]);
+    await stopServer(s);
+    this.keep('W1', `client ceiling (native, 1x${P.ceilingStreams})`, 1, m);
+    return m;
+  }
+
+  async w7(): Promise<W7Result> {
+    const s = await this.startH3Node('b', false);
+    const url = `https://127.0.0.1:${s.port}/stats`;
+    // /stats polled on one stream for the whole time the sender runs.
+    const poller = startClient(LOADCLIENT, ['-url', url, '-conns', '1', '-streams', '1', '-duration', '120s']);
+    await sleep(300);
+    const sender = JSON.parse(
+      await runClient(PYTHON, ['bench/w7_datagrams.py', '--port', String(s.port), '--count', String(this.P.w7Datagrams)]),
+    ) as { status: number; sent: number; seconds: number; echoed: number };
+    // SIGTERM ends the poller early; it still prints its result.
+    poller.signal('SIGTERM');
+    const statsLoad = JSON.parse(await runToEnd(poller)) as Load;
+    await sleep(200);
+    const c = await counters(s);
+    const doc = await fetchStats(s.port);
+    await stopServer(s);
+    const stats: Measured = {
+      ...statsLoad,
+      server: 'h3-node',
+      client: 'quic-go h3',
+      cpu_us_per_req: 0,
+      peak_rss_kib: 0,
+    };
+    const r: W7Result = {
+      sent: sender.sent,
+      send_seconds: sender.seconds,
+      echoed: sender.echoed,
+      usage_datagrams: doc?.usage?.datagrams ?? -1,
+      quiche_dgram_recv: c.quicDatagramsReceived,
+      wt_datagrams_counted: c.wtDatagramsReceived,
+      stats,
+    };
+    log(
+      `  W7 sent ${r.sent} datagrams in ${r.send_seconds.toFixed(2)} s; usage.datagrams ${r.usage_datagrams}, quiche dgram_recv ${r.quiche_dgram_recv}; ` +
+        `/stats meanwhile: ${stats.requests} requests, p50 ${stats.p50_ms} ms, p99 ${stats.p99_ms} ms`,
+    );
+    return r;
+  }
+}
