@@ -22,8 +22,6 @@ use h3core::h3::connection::H3Connection;
 use h3core::h3::settings::LocalSettings;
 use libfuzzer_sys::fuzz_target;
 
-#[path = "napi_stubs.rs"]
-mod napi_stubs;
 
 const CERTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../certs");
 

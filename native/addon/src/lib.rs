@@ -7,17 +7,6 @@
 
 #![deny(clippy::all)]
 
-pub mod bench_handler;
-pub mod boundary;
-pub mod config;
-pub mod counters;
-pub mod panic_report;
-pub mod h3;
-pub mod keylog;
-pub mod qlog;
-pub mod server;
-pub mod varint;
-
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -26,8 +15,9 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use config::Options;
-use server::{Server, Shared};
+use h3core::config::Options;
+use h3core::server::{Server, Shared};
+use h3core::{bench_handler, config, counters, h3, panic_report, server};
 
 #[napi(object)]
 pub struct NativeOptions {
