@@ -7,13 +7,15 @@
 
 #![deny(clippy::all)]
 
-pub mod bench_handler;
-pub mod boundary;
+pub mod app;
 pub mod config;
 pub mod counters;
 pub mod h3;
+pub mod ids;
 pub mod keylog;
 pub mod panic_report;
 pub mod qlog;
 pub mod server;
+#[cfg(any(test, feature = "test-pair"))]
+pub mod testing;
 pub mod varint;

@@ -20,6 +20,7 @@ impl QlogDir {
     /// Starts the trace of a newly accepted connection. A file that cannot
     /// be created costs that connection its trace, not its service; the
     /// error is returned for a diagnostic line.
+    #[inline]
     pub fn attach(&self, quic: &mut quiche::Connection, cid_hex: &str, peer: &str) -> Result<(), String> {
         let path = self.dir.join(format!("{cid_hex}.sqlog"));
         let file = File::create(&path).map_err(|e| format!("cannot create qlog file {}: {e}", path.display()))?;

@@ -1,27 +1,27 @@
 //! The UDP I/O loop: one thread, one mio poll, every connection of the
 //! server. Each turn reads a bounded run of datagrams, applies JavaScript's
 //! commands, fires QUIC timers, lets the HTTP/3 layer of each touched
-//! connection read its streams, writes packets, and sends at most one event
-//! batch to JavaScript.
+//! connection read its streams, writes packets, and ends the application's
+//! turn (the JavaScript link sends at most one event batch then).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use crate::boundary::commands::{Command, CommandReader};
-use crate::boundary::events::{close_how, log_level, EventBatch};
+use crate::app::{Application, CloseHow, ConnClosed, LogLevel, Mark};
 use crate::config::Options;
 use crate::counters::Counters;
 use crate::h3::codes::{H3_INTERNAL_ERROR, H3_NO_ERROR};
 use crate::h3::connection::{H3Connection, H3Options};
 use crate::h3::settings::LocalSettings;
+use crate::ids::{ConnId, StreamId};
 
 const SOCKET: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -41,10 +41,6 @@ const MAX_GSO_SEGMENTS: usize = 32;
 /// quiche accepted countable (W7: usage.datagrams equals quiche's count).
 const DGRAM_DRAIN_AT: usize = 512;
 
-/// Event batches JavaScript may leave unacknowledged before the loop stops
-/// reading the socket; the kernel buffer and QUIC flow control absorb the rest.
-const MAX_UNACKED_BATCHES: u64 = 64;
-
 /// How long a graceful shutdown waits for in-flight requests and for
 /// clients to acknowledge their responses; short enough that a server told
 /// to stop exits within 5 s even with clients that vanished.
@@ -56,18 +52,14 @@ pub const SHUTDOWN_NONE: u8 = 0;
 pub const SHUTDOWN_GRACEFUL: u8 = 1;
 pub const SHUTDOWN_NOW: u8 = 2;
 
-/// State shared between the loop thread and the JavaScript thread.
+/// State shared between the loop thread and the threads that control it.
 pub struct Shared {
-    pub commands: Mutex<Vec<Vec<u8>>>,
-    pub acked_batch: AtomicU64,
     pub shutdown: AtomicU8,
+    /// Wakes the loop: after a shutdown request, or when the application
+    /// has responses or acknowledgements for it.
     pub waker: Waker,
     pub counters: Arc<Counters>,
 }
-
-/// Receives each finished event batch; the napi layer forwards it to
-/// JavaScript.
-pub type Sink = Box<dyn FnMut(Vec<u8>) + Send>;
 
 struct Conn {
     quic: quiche::Connection,
@@ -93,7 +85,7 @@ struct Conn {
     answered: bool,
 }
 
-pub struct Server {
+pub struct Server<A: Application> {
     poll: Poll,
     socket: UdpSocket,
     local: SocketAddr,
@@ -104,9 +96,7 @@ pub struct Server {
     cids: HashMap<Vec<u8>, u32>,
     next_handle: u32,
     shared: Arc<Shared>,
-    sink: Sink,
-    events: EventBatch,
-    batch_seq: u64,
+    app: A,
     dirty: Vec<u32>,
     /// Connections flushed this turn: the only ones that can have closed.
     touched: Vec<u32>,
@@ -121,7 +111,7 @@ pub struct Server {
     /// send, one wake-up of the client fewer per turn). A hold ends at its
     /// deadline even if JavaScript is busy, so ACKs are never late by more
     /// than HOLD_MAX (well under the 25 ms max_ack_delay peers expect).
-    held: Vec<(u32, u64, Instant)>,
+    held: Vec<(u32, Mark, Instant)>,
     /// GSO/GRO-capable socket state (quinn-udp).
     udp: quinn_udp::UdpSocketState,
     recv_buf: Vec<u8>,
@@ -143,8 +133,8 @@ pub struct Server {
     handshakes: VecDeque<(Instant, u32)>,
 }
 
-pub struct Bound {
-    pub server: Server,
+pub struct Bound<A: Application> {
+    pub server: Server<A>,
     pub shared: Arc<Shared>,
     pub local: SocketAddr,
 }
@@ -170,10 +160,10 @@ fn enlarge_socket_buffers(socket: &std::net::UdpSocket) {
     }
 }
 
-impl Server {
+impl<A: Application> Server<A> {
     /// Binds the socket and loads the identity on the caller's thread, so
     /// that a port in use or a bad key fails `listen` synchronously.
-    pub fn bind(options: Options, sink: Sink) -> Result<Bound, String> {
+    pub fn bind(options: Options, app: A) -> Result<Bound<A>, String> {
         let config = options.quiche_config()?;
         let keylog = options.keylog_path.as_deref().map(crate::keylog::KeyLog::open).transpose()?;
         let qlog = options.qlog_dir.as_deref().map(crate::qlog::QlogDir::new).transpose()?;
@@ -194,8 +184,6 @@ impl Server {
             .map_err(|e| e.to_string())?;
         let waker = Waker::new(poll.registry(), WAKER).map_err(|e| e.to_string())?;
         let shared = Arc::new(Shared {
-            commands: Mutex::new(Vec::new()),
-            acked_batch: AtomicU64::new(0),
             shutdown: AtomicU8::new(SHUTDOWN_NONE),
             waker,
             counters: Arc::new(Counters::default()),
@@ -212,10 +200,8 @@ impl Server {
             conns: HashMap::new(),
             cids: HashMap::new(),
             next_handle: 1,
+            app,
             shared: shared.clone(),
-            sink,
-            events: EventBatch::default(),
-            batch_seq: 1,
             dirty: Vec::new(),
             touched: Vec::new(),
             timers: BTreeSet::new(),
@@ -240,14 +226,14 @@ impl Server {
             let timeout = self.poll_timeout();
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() != ErrorKind::Interrupted {
-                    self.events.log(log_level::ERROR, &format!("poll failed: {e}"));
+                    self.app.on_log(LogLevel::Error, &format!("poll failed: {e}"));
                     break;
                 }
             }
             let turn = catch_unwind(AssertUnwindSafe(|| self.turn()));
             if turn.is_err() {
                 let cause = crate::panic_report::take_last().map(|p| format!(" (panic {p})")).unwrap_or_default();
-                self.events.log(log_level::ERROR, &format!("internal error in the I/O loop; continuing{cause}"));
+                self.app.on_log(LogLevel::Error, &format!("internal error in the I/O loop; continuing{cause}"));
             }
             if self.finished() {
                 break;
@@ -258,20 +244,27 @@ impl Server {
         let left: Vec<u32> = self.conns.keys().copied().collect();
         for h in left {
             if let Some(mut conn) = self.conns.remove(&h) {
-                conn.h3.on_connection_closed(&mut self.events);
+                conn.h3.on_connection_closed(&mut self.app);
                 Counters::sub(&self.shared.counters.connections_open, 1);
-                let reason: &[u8] = b"server closed";
-                self.events.conn_closed(h, close_how::LOCAL, true, H3_NO_ERROR, reason, &conn.peer.to_string(), &conn.cid_hex);
+                let closed = ConnClosed {
+                    how: CloseHow::Local,
+                    is_app: true,
+                    code: H3_NO_ERROR,
+                    reason: b"server closed",
+                    peer: conn.peer,
+                    cid: &conn.cid_hex,
+                };
+                self.app.on_conn_closed(ConnId(h), closed);
             }
         }
-        self.events.server_closed();
-        self.emit_batch();
+        self.app.on_server_closed();
+        self.app.end_turn();
     }
 
     fn turn(&mut self) {
         self.apply_commands();
         self.check_shutdown();
-        if self.js_lag() < MAX_UNACKED_BATCHES {
+        if self.app.accepting() {
             self.read_packets();
         }
         self.fire_timers();
@@ -279,15 +272,11 @@ impl Server {
         self.process_dirty();
         self.send_packets();
         self.collect_closed();
-        self.emit_batch();
-    }
-
-    fn js_lag(&self) -> u64 {
-        self.batch_seq.saturating_sub(1 + self.shared.acked_batch.load(Ordering::Acquire))
+        self.app.end_turn();
     }
 
     fn poll_timeout(&self) -> Option<Duration> {
-        if (self.socket_may_have_more && self.js_lag() < MAX_UNACKED_BATCHES) || !self.dirty.is_empty() {
+        if (self.socket_may_have_more && self.app.accepting()) || !self.dirty.is_empty() {
             return Some(Duration::ZERO);
         }
         let now = Instant::now();
@@ -372,8 +361,8 @@ impl Server {
         if result.is_err() {
             self.on_panic(handle, "packet processing");
         } else if conn.quic.dgram_recv_queue_len() >= DGRAM_DRAIN_AT {
-            let (events, scratch) = (&mut self.events, &mut self.scratch);
-            let drained = catch_unwind(AssertUnwindSafe(|| conn.h3.on_datagrams(&mut conn.quic, events, scratch)));
+            let (app, scratch) = (&mut self.app, &mut self.scratch);
+            let drained = catch_unwind(AssertUnwindSafe(|| conn.h3.on_datagrams(&mut conn.quic, app, scratch)));
             match drained {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
@@ -399,7 +388,7 @@ impl Server {
         }
         if let Some(q) = &self.qlog {
             if let Err(e) = q.attach(&mut quic, &hex(&scid), &from.to_string()) {
-                self.events.log(log_level::WARN, &e);
+                self.app.on_log(LogLevel::Warn, &e);
             }
         }
         let handle = self.next_handle;
@@ -409,12 +398,12 @@ impl Server {
             webtransport: self.options.webtransport,
             max_webtransport_sessions: crate::h3::webtransport::SESSIONS_CAP,
         };
-        let h3 = H3Connection::new(handle, self.h3_options.clone(), local_settings, self.shared.counters.clone());
+        let h3 = H3Connection::new(ConnId(handle), self.h3_options.clone(), local_settings, self.shared.counters.clone());
         Counters::add(&self.shared.counters.connections_accepted, 1);
         Counters::add(&self.shared.counters.connections_open, 1);
         let cid_hex = hex(&scid);
         let now = Instant::now();
-        self.events.conn_open(handle, &from.to_string(), &cid_hex);
+        self.app.on_conn_open(ConnId(handle), from, &cid_hex);
         self.cids.insert(scid.to_vec(), handle);
         self.cids.insert(odcid.to_vec(), handle);
         self.conns.insert(
@@ -439,28 +428,23 @@ impl Server {
     }
 
     fn apply_commands(&mut self) {
-        let batches = std::mem::take(&mut *self.shared.commands.lock().unwrap_or_else(|p| p.into_inner()));
-        for batch in &batches {
-            let mut reader = CommandReader::new(batch);
-            while let Some(cmd) = reader.next_command() {
-                match cmd {
-                    Ok(Command::Respond(r)) => {
-                        let Some(conn) = self.conns.get_mut(&r.conn) else { continue };
-                        conn.answered = true;
-                        let result = catch_unwind(AssertUnwindSafe(|| {
-                            conn.h3.respond(&mut conn.quic, r.stream, r.status, &r.fields, r.body)
-                        }));
-                        if result.is_err() {
-                            self.on_panic(r.conn, "respond");
-                        }
-                        self.mark_dirty(r.conn);
-                    }
-                    Err(()) => {
-                        self.events.log(log_level::ERROR, "malformed command batch from JavaScript; rest dropped");
-                        break;
-                    }
-                }
+        let conns = &mut self.conns;
+        let dirty = &mut self.dirty;
+        let mut panicked: Vec<u32> = Vec::new();
+        self.app.take_responses(|ConnId(h), StreamId(stream), r| {
+            let Some(conn) = conns.get_mut(&h) else { return };
+            conn.answered = true;
+            let result = catch_unwind(AssertUnwindSafe(|| conn.h3.respond(&mut conn.quic, stream, r.status, r.fields, r.body)));
+            if result.is_err() {
+                panicked.push(h);
             }
+            if !conn.dirty {
+                conn.dirty = true;
+                dirty.push(h);
+            }
+        });
+        for h in panicked {
+            self.on_panic(h, "respond");
         }
         self.release_held();
         // Acknowledged batches free body credit: revisit streams waiting on it.
@@ -479,12 +463,11 @@ impl Server {
         if self.held.is_empty() {
             return;
         }
-        let acked = self.shared.acked_batch.load(Ordering::Acquire);
         let now = Instant::now();
         let mut i = 0;
         while i < self.held.len() {
-            let (h, seq, deadline) = self.held[i];
-            if seq > acked && now < deadline {
+            let (h, mark, deadline) = self.held[i];
+            if !self.app.settled(mark) && now < deadline {
                 i += 1;
                 continue;
             }
@@ -610,27 +593,25 @@ impl Server {
     }
 
     fn process_dirty(&mut self) {
-        let acked = self.shared.acked_batch.load(Ordering::Acquire);
         for i in 0..self.dirty.len() {
             let h = self.dirty[i];
             let Some(conn) = self.conns.get_mut(&h) else { continue };
             if conn.quic.is_closed() || conn.quic.is_draining() {
                 continue;
             }
-            conn.h3.set_batches(self.batch_seq, acked);
-            let events = &mut self.events;
+            let app = &mut self.app;
             let scratch = &mut self.scratch;
-            let before = events.answerable();
-            let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, events, scratch)));
+            let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, app, scratch)));
+            let awaits = result.as_ref().is_ok_and(|o| o.awaits_application);
             // Hold only for what JavaScript answers. Holding anything else
             // only delays what the native core already wrote, and can lose
             // it: a FIN written alone after the data was sent (a WebTransport
             // echo) is dropped by quiche 0.30 if the peer's ACK of that data
             // is processed before the FIN is sent, because the stream then
             // counts as complete and is collected (docs/design.md).
-            if self.events.answerable() > before && self.drain_started.is_none() && !conn.held && !conn.answered {
+            if awaits && self.drain_started.is_none() && !conn.held && !conn.answered {
                 conn.held = true;
-                self.held.push((h, self.batch_seq, Instant::now() + HOLD_MAX));
+                self.held.push((h, self.app.mark(), Instant::now() + HOLD_MAX));
             }
             match result {
                 Ok(outcome) => {
@@ -654,8 +635,8 @@ impl Server {
         // even when the connection is gone so it does not linger.
         let cause = crate::panic_report::take_last().map(|p| format!(" (panic {p})")).unwrap_or_default();
         if let Some(c) = self.conns.get_mut(&handle) {
-            self.events.log(
-                log_level::ERROR,
+            self.app.on_log(
+                LogLevel::Error,
                 &format!("internal error during {during} on connection {}; closing that connection{cause}", c.cid_hex),
             );
             let _ = c.quic.close(true, H3_INTERNAL_ERROR, b"internal error");
@@ -744,7 +725,7 @@ impl Server {
                 self.timers.remove(&(t, h));
             }
             count_quic_datagrams(&mut conn, &self.shared.counters);
-            conn.h3.on_connection_closed(&mut self.events);
+            conn.h3.on_connection_closed(&mut self.app);
             Counters::sub(&self.shared.counters.connections_open, 1);
             if !conn.quic.is_established() {
                 Counters::add(&self.shared.counters.handshake_failures, 1);
@@ -753,26 +734,17 @@ impl Server {
                 self.cids.remove(cid);
             }
             let q = &conn.quic;
-            let (how, is_app, code, reason): (u8, bool, u64, &[u8]) = if let Some(e) = q.peer_error() {
-                (close_how::PEER, e.is_app, e.error_code, &e.reason)
+            let (how, is_app, code, reason): (CloseHow, bool, u64, &[u8]) = if let Some(e) = q.peer_error() {
+                (CloseHow::Peer, e.is_app, e.error_code, &e.reason)
             } else if let Some(e) = q.local_error() {
-                (close_how::LOCAL, e.is_app, e.error_code, &e.reason)
+                (CloseHow::Local, e.is_app, e.error_code, &e.reason)
             } else if q.is_timed_out() {
-                (close_how::IDLE_TIMEOUT, false, 0, b"")
+                (CloseHow::IdleTimeout, false, 0, b"")
             } else {
-                (close_how::OTHER, false, 0, b"")
+                (CloseHow::Other, false, 0, b"")
             };
-            self.events.conn_closed(h, how, is_app, code, reason, &conn.peer.to_string(), &conn.cid_hex);
+            self.app.on_conn_closed(ConnId(h), ConnClosed { how, is_app, code, reason, peer: conn.peer, cid: &conn.cid_hex });
         }
-    }
-
-    fn emit_batch(&mut self) {
-        if self.events.is_empty() {
-            return;
-        }
-        let out = self.events.take(self.batch_seq);
-        self.batch_seq += 1;
-        (self.sink)(out);
     }
 }
 
@@ -824,6 +796,7 @@ fn flush_run(
 }
 
 /// Moves a connection's timer entry to quiche's current deadline.
+#[inline]
 fn rearm(timers: &mut BTreeSet<(Instant, u32)>, handle: u32, conn: &mut Conn) {
     let next = conn.quic.timeout_instant();
     if next == conn.timer {
@@ -839,6 +812,7 @@ fn rearm(timers: &mut BTreeSet<(Instant, u32)>, handle: u32, conn: &mut Conn) {
 }
 
 /// Adds the DATAGRAM frames quiche received on `conn` since the last call.
+#[inline]
 fn count_quic_datagrams(conn: &mut Conn, counters: &Counters) {
     let n = conn.quic.stats().dgram_recv;
     Counters::add(&counters.quic_datagrams_received, n.saturating_sub(conn.dgrams_counted) as u64);

@@ -17,9 +17,9 @@ use super::frame::{self, Context, FrameEvent, FrameReader};
 use super::request::{validate_request, validate_trailers, RequestHead};
 use super::settings::{self, LocalSettings, PeerSettings};
 use super::webtransport::{self as wt, CapsuleEvent, Session, Sessions, WtStream};
-use crate::bench_handler::{self, NativeHandler};
-use crate::boundary::events::{abort_reason, request_flag, wt_stream, EventBatch};
+use crate::app::{AbortReason, Application, Mark, Reply, Request, SessionStream};
 use crate::counters::Counters;
+use crate::ids::{ConnId, StreamId};
 use crate::varint::{self, Partial};
 
 /// How request bodies reach JavaScript.
@@ -43,8 +43,6 @@ pub struct H3Options {
     pub panic_on_path: Option<Vec<u8>>,
     /// Extended CONNECT, HTTP datagrams and WebTransport sessions.
     pub webtransport: bool,
-    /// Benchmark only (bench_handler.rs): answer requests in Rust.
-    pub native_handler: Option<NativeHandler>,
 }
 
 /// The server's own control stream: the first server-initiated
@@ -79,10 +77,10 @@ struct RequestStream {
     responded: bool,
     /// No more bytes will be read: FIN seen, or reading was stopped.
     read_done: bool,
-    /// Streamed mode: bytes delivered since JavaScript last acknowledged,
-    /// and the batch that carried the latest of them.
+    /// Streamed mode: bytes handed to the application that it has not yet
+    /// settled, and the mark of the latest of them.
     unacked: usize,
-    unacked_batch: u64,
+    unacked_mark: Mark,
     head: Option<RequestHead>,
     /// This CONNECT stream carries an accepted WebTransport session.
     session: bool,
@@ -116,10 +114,13 @@ struct Outgoing {
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub close: Option<H3Error>,
+    /// Work went to the application that it answers later (a request, body
+    /// bytes): the I/O loop may hold this connection's packets for it.
+    pub awaits_application: bool,
 }
 
 pub struct H3Connection {
-    conn: u32,
+    conn: ConnId,
     counters: Arc<Counters>,
     options: H3Options,
     local: LocalSettings,
@@ -135,11 +136,9 @@ pub struct H3Connection {
     /// GOAWAY sent with this stream ID; requests at or above it are refused.
     goaway: Option<u64>,
     next_request_floor: u64,
-    /// Sequence number of the latest event batch JavaScript acknowledged.
-    acked_batch: u64,
-    /// Sequence number of the batch being filled now.
-    current_batch: u64,
     closing: bool,
+    /// This `process` call handed the application work it answers later.
+    awaits_application: bool,
     /// Answered request streams quiche still holds (data not yet acknowledged).
     undelivered: Vec<u64>,
     sessions: Sessions,
@@ -150,7 +149,7 @@ pub struct H3Connection {
 }
 
 impl H3Connection {
-    pub fn new(conn: u32, options: H3Options, local: LocalSettings, counters: Arc<Counters>) -> Self {
+    pub fn new(conn: ConnId, options: H3Options, local: LocalSettings, counters: Arc<Counters>) -> Self {
         H3Connection {
             conn,
             counters,
@@ -167,9 +166,8 @@ impl H3Connection {
             qpack_encoder: qpack::Encoder::new(),
             goaway: None,
             next_request_floor: 0,
-            acked_batch: 0,
-            current_batch: 0,
             closing: false,
+            awaits_application: false,
             undelivered: Vec::new(),
             sessions: Sessions::new(),
             next_server_uni: CONTROL_STREAM_ID + 4,
@@ -193,6 +191,7 @@ impl H3Connection {
     /// Requests not yet answered, or answered but not yet delivered: a
     /// graceful close waits for these. A response counts until quiche has
     /// collected its stream, i.e. the client acknowledged all of it.
+    #[inline]
     pub fn requests_in_flight(&mut self, quic: &mut quiche::Connection) -> usize {
         self.prune_delivered(quic);
         self.streams
@@ -202,17 +201,14 @@ impl H3Connection {
             + self.undelivered.len()
     }
 
+    #[inline]
     fn prune_delivered(&mut self, quic: &mut quiche::Connection) {
         self.undelivered.retain(|id| matches!(quic.stream_capacity(*id), Ok(_) | Err(quiche::Error::Done)));
     }
 
-    pub fn set_batches(&mut self, current: u64, acked: u64) {
-        self.current_batch = current;
-        self.acked_batch = acked;
-    }
-
     /// Opens the control stream with SETTINGS once the handshake allows
     /// application data.
+    #[inline]
     fn open_control(&mut self, quic: &mut quiche::Connection) {
         if self.control_opened || !(quic.is_established() || quic.is_in_early_data()) {
             return;
@@ -230,6 +226,7 @@ impl H3Connection {
 
     /// Sends GOAWAY: requests already received are served, newer ones are
     /// refused with H3_REQUEST_REJECTED (RFC 9114 section 5.2).
+    #[inline]
     pub fn send_goaway(&mut self, quic: &mut quiche::Connection) {
         if self.goaway.is_some() || !self.control_opened {
             return;
@@ -242,36 +239,38 @@ impl H3Connection {
         self.queue(quic, CONTROL_STREAM_ID, data, false);
     }
 
-    /// Reads everything readable, within the flow of credit JavaScript grants.
-    pub fn process(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut [u8]) -> Outcome {
+    /// Reads everything readable, within the body credit the application
+    /// has settled.
+    pub fn process<A: Application>(&mut self, quic: &mut quiche::Connection, app: &mut A, scratch: &mut [u8]) -> Outcome {
+        self.awaits_application = false;
         self.open_control(quic);
         if self.closing {
             return Outcome::default();
         }
         for id in quic.readable() {
-            if let Err(e) = self.read_stream(quic, id, events, scratch) {
+            if let Err(e) = self.read_stream(quic, id, app, scratch) {
                 if e.connection {
                     self.closing = true;
                     self.sync_request_gauge();
-                    return Outcome { close: Some(e) };
+                    return Outcome { close: Some(e), awaits_application: self.awaits_application };
                 }
-                self.fail_stream(quic, id, e, events);
+                self.fail_stream(quic, id, e, app);
             }
         }
-        if let Err(e) = self.on_datagrams(quic, events, scratch) {
+        if let Err(e) = self.on_datagrams(quic, app, scratch) {
             self.closing = true;
-            return Outcome { close: Some(e) };
+            return Outcome { close: Some(e), awaits_application: self.awaits_application };
         }
         self.flush(quic);
         self.sync_request_gauge();
-        Outcome::default()
+        Outcome { close: None, awaits_application: self.awaits_application }
     }
 
-    fn read_stream(
+    fn read_stream<A: Application>(
         &mut self,
         quic: &mut quiche::Connection,
         id: u64,
-        events: &mut EventBatch,
+        app: &mut A,
         scratch: &mut [u8],
     ) -> H3Result<()> {
         if let std::collections::hash_map::Entry::Vacant(slot) = self.streams.entry(id) {
@@ -291,7 +290,7 @@ impl H3Connection {
             let limit = match self.streams.get(&id) {
                 Some(StreamState::Request(r)) => match self.options.body_mode {
                     BodyMode::Streamed { credit } if r.phase != Phase::Headers => {
-                        let unacked = if self.acked_batch >= r.unacked_batch { 0 } else { r.unacked };
+                        let unacked = if app.settled(r.unacked_mark) { 0 } else { r.unacked };
                         credit.saturating_sub(unacked + body.len())
                     }
                     _ => scratch.len(),
@@ -309,25 +308,25 @@ impl H3Connection {
             }
             match quic.stream_recv(id, &mut scratch[..limit]) {
                 Ok((n, fin)) => {
-                    self.on_bytes(quic, id, &scratch[..n], fin, events, &mut body)?;
+                    self.on_bytes(quic, id, &scratch[..n], fin, app, &mut body)?;
                     if fin {
                         break;
                     }
                 }
                 Err(quiche::Error::Done) => break,
                 Err(quiche::Error::StreamReset(code)) => {
-                    self.on_peer_reset(quic, id, code, events);
+                    self.on_peer_reset(quic, id, code, app);
                     return Ok(());
                 }
                 Err(_) => break,
             }
         }
-        self.emit_body(id, &body, false, events);
+        self.emit_body(id, &body, false, app);
         Ok(())
     }
 
     /// Sends accumulated streamed-body bytes as one BODY event.
-    fn emit_body(&mut self, id: u64, body: &[u8], fin: bool, events: &mut EventBatch) {
+    fn emit_body<A: Application>(&mut self, id: u64, body: &[u8], fin: bool, app: &mut A) {
         if body.is_empty() && !fin {
             return;
         }
@@ -335,22 +334,22 @@ impl H3Connection {
             if r.responded {
                 return;
             }
-            if self.acked_batch >= r.unacked_batch {
+            if app.settled(r.unacked_mark) {
                 r.unacked = 0;
             }
             r.unacked += body.len();
-            r.unacked_batch = self.current_batch;
-            events.body(self.conn, id, body, fin);
+            r.unacked_mark = app.on_body(self.conn, StreamId(id), body, fin);
+            self.awaits_application = true;
         }
     }
 
-    fn on_bytes(
+    fn on_bytes<A: Application>(
         &mut self,
         quic: &mut quiche::Connection,
         id: u64,
         mut data: &[u8],
         fin: bool,
-        events: &mut EventBatch,
+        app: &mut A,
         body: &mut Vec<u8>,
     ) -> H3Result<()> {
         // Classification states consume a prefix and hand the rest on.
@@ -393,7 +392,7 @@ impl H3Connection {
                                 responded: false,
                                 read_done: false,
                                 unacked: 0,
-                                unacked_batch: 0,
+                                unacked_mark: Mark::default(),
                                 head: None,
                                 session: false,
                             })));
@@ -407,7 +406,7 @@ impl H3Connection {
                     data = &data[used..];
                     match session {
                         Some(session) => {
-                            if !self.admit_wt_stream(quic, id, session, bidi, events) {
+                            if !self.admit_wt_stream(quic, id, session, bidi, app) {
                                 self.streams.remove(&id);
                                 return Ok(());
                             }
@@ -415,7 +414,7 @@ impl H3Connection {
                         None => return self.on_fin_unclassified(fin, id),
                     }
                 }
-                StreamState::Wt(_) => return self.on_wt_bytes(quic, id, data, fin, events),
+                StreamState::Wt(_) => return self.on_wt_bytes(quic, id, data, fin, app),
                 StreamState::Control(_) => return self.on_control_bytes(id, data, fin),
                 StreamState::QpackEncoder => {
                     // With a table capacity of 0 the only legal instruction is
@@ -437,7 +436,7 @@ impl H3Connection {
                     }
                     return Ok(());
                 }
-                StreamState::Request(_) => return self.on_request_bytes(quic, id, data, fin, events, body),
+                StreamState::Request(_) => return self.on_request_bytes(quic, id, data, fin, app, body),
             }
         }
     }
@@ -457,6 +456,7 @@ impl H3Connection {
         Ok(())
     }
 
+    #[inline]
     fn classify_uni(&mut self, quic: &mut quiche::Connection, id: u64, ty: u64) -> H3Result<StreamState> {
         let duplicate = || Err(H3Error::connection(H3_STREAM_CREATION_ERROR, "duplicate critical stream"));
         Ok(match ty {
@@ -526,13 +526,13 @@ impl H3Connection {
         Ok(())
     }
 
-    fn on_request_bytes(
+    fn on_request_bytes<A: Application>(
         &mut self,
         quic: &mut quiche::Connection,
         id: u64,
         data: &[u8],
         fin: bool,
-        events: &mut EventBatch,
+        app: &mut A,
         body: &mut Vec<u8>,
     ) -> H3Result<()> {
         let conn = self.conn;
@@ -645,10 +645,10 @@ impl H3Connection {
             req.session = true;
             req.responded = true;
             let path = req.head.take().and_then(|h| h.path).unwrap_or_default();
-            self.accept_session(quic, id, &path, events);
+            self.accept_session(quic, id, &path, app);
         }
         if req_is_session(&self.streams, id) {
-            return self.on_session_bytes(quic, id, &capsule_bytes, fin, events);
+            return self.on_session_bytes(quic, id, &capsule_bytes, fin, app);
         }
         let Some(StreamState::Request(req)) = self.streams.get_mut(&id) else { return Ok(()) };
 
@@ -665,60 +665,44 @@ impl H3Connection {
             req.read_done = true;
         }
 
-        // Deliver the request once JavaScript has what it needs.
+        // Deliver the request once the application has what it needs.
         if !req.delivered && req.phase != Phase::Headers {
-            let deliver = match mode {
-                BodyMode::Buffered { .. } => req.read_done,
-                BodyMode::Streamed { .. } => true,
-            };
-            if deliver && req.read_done {
-                if let Some(handler) = self.options.native_handler {
-                    // Benchmark-only path: no REQUEST event, Rust answers.
-                    req.delivered = true;
-                    req.responded = true;
-                    let head = req.head.take().unwrap_or_default();
-                    let body_len = std::mem::take(&mut req.body).len();
-                    let a = bench_handler::answer(handler, &head, body_len);
-                    self.respond_bytes(quic, id, a.status, a.fields, &a.body);
-                    return Ok(());
-                }
-            }
-            if deliver {
+            let buffered = matches!(mode, BodyMode::Buffered { .. });
+            if !buffered || req.read_done {
                 req.delivered = true;
                 let head = req.head.take().unwrap_or_default();
-                let complete_now = req.read_done && (matches!(mode, BodyMode::Buffered { .. }) || body.is_empty());
-                let mut flags = 0;
-                if complete_now {
-                    flags |= request_flag::COMPLETE;
-                }
-                if matches!(mode, BodyMode::Buffered { .. }) && !req.body.is_empty() {
-                    flags |= request_flag::HAS_BODY;
-                }
-                let mut pseudo: Vec<(&[u8], &[u8])> = vec![(b":method", &head.method)];
-                if let Some(p) = &head.path {
-                    pseudo.push((b":path", p));
-                }
-                if let Some(a) = &head.authority {
-                    pseudo.push((b":authority", a));
-                }
-                if let Some(s) = &head.scheme {
-                    pseudo.push((b":scheme", s));
-                }
-                events.request(conn, id, flags, &pseudo, &head.fields, &req.body);
-                req.body = Vec::new();
-                if complete_now {
-                    return Ok(());
+                let complete = req.read_done && (buffered || body.is_empty());
+                let request = Request {
+                    head: &head,
+                    complete,
+                    ended: req.read_done,
+                    body: (buffered && !req.body.is_empty()).then_some(req.body.as_slice()),
+                };
+                match app.on_request(conn, StreamId(id), request) {
+                    Reply::Later => {
+                        self.awaits_application = true;
+                        req.body = Vec::new();
+                        if complete {
+                            return Ok(());
+                        }
+                    }
+                    Reply::Now(response) => {
+                        req.responded = true;
+                        req.body = Vec::new();
+                        self.respond_bytes(quic, id, response.status, response.fields, response.body);
+                        return Ok(());
+                    }
                 }
             }
         }
         if fin && matches!(mode, BodyMode::Streamed { .. }) && req.delivered {
             let pending = std::mem::take(body);
-            self.emit_body(id, &pending, true, events);
+            self.emit_body(id, &pending, true, app);
         }
         Ok(())
     }
 
-    fn on_peer_reset(&mut self, quic: &mut quiche::Connection, id: u64, code: u64, events: &mut EventBatch) {
+    fn on_peer_reset<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, code: u64, app: &mut A) {
         match self.streams.get(&id) {
             Some(StreamState::Control(_) | StreamState::QpackEncoder | StreamState::QpackDecoder(_)) => {
                 // Handled as a critical-stream closure by the caller's next
@@ -727,10 +711,10 @@ impl H3Connection {
                 let _ = quic.close(true, H3_CLOSED_CRITICAL_STREAM, b"critical stream reset");
             }
             Some(StreamState::Request(r)) if r.session => {
-                self.close_session(quic, id, 0, events);
+                self.close_session(quic, id, 0, app);
             }
             Some(StreamState::Wt(_)) => {
-                self.close_wt_stream(id, events);
+                self.close_wt_stream(id, app);
                 if is_client_bidi(id) {
                     let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, code);
                     self.outgoing.remove(&id);
@@ -738,7 +722,7 @@ impl H3Connection {
             }
             Some(StreamState::Request(r)) => {
                 if r.delivered && !r.responded {
-                    events.stream_aborted(self.conn, id, abort_reason::PEER_RESET, code);
+                    app.on_stream_aborted(self.conn, StreamId(id), AbortReason::PeerReset, code);
                 }
                 if !r.responded {
                     let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_REQUEST_INCOMPLETE);
@@ -753,10 +737,10 @@ impl H3Connection {
     }
 
     /// A stream error: reset both directions with the error's code.
-    fn fail_stream(&mut self, quic: &mut quiche::Connection, id: u64, e: H3Error, events: &mut EventBatch) {
+    fn fail_stream<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, e: H3Error, app: &mut A) {
         if let Some(StreamState::Request(r)) = self.streams.get(&id) {
             if r.delivered && !r.responded {
-                events.stream_aborted(self.conn, id, abort_reason::PROTOCOL_ERROR, e.code);
+                app.on_stream_aborted(self.conn, StreamId(id), AbortReason::ProtocolError, e.code);
             }
         }
         let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, e.code);
@@ -767,6 +751,7 @@ impl H3Connection {
 
     /// Answers a request from JavaScript. Unknown or already answered
     /// streams (the client reset it, the connection moved on) are ignored.
+    #[inline]
     pub fn respond(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], body: &[u8]) {
         match self.streams.get_mut(&id) {
             Some(StreamState::Request(r)) if r.delivered && !r.responded => r.responded = true,
@@ -792,6 +777,7 @@ impl H3Connection {
         Some(data)
     }
 
+    #[inline]
     fn respond_bytes(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], body: &[u8]) {
         let Some(mut data) = self.encode_headers(status, fields) else {
             let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_INTERNAL_ERROR);
@@ -817,6 +803,7 @@ impl H3Connection {
         self.retire_if_done(id);
     }
 
+    #[inline]
     fn queue(&mut self, quic: &mut quiche::Connection, id: u64, data: Vec<u8>, fin: bool) {
         match self.outgoing.get_mut(&id) {
             Some(out) => {
@@ -830,6 +817,7 @@ impl H3Connection {
         self.flush_stream(quic, id);
     }
 
+    #[inline]
     fn flush_stream(&mut self, quic: &mut quiche::Connection, id: u64) {
         let Some(out) = self.outgoing.get_mut(&id) else { return };
         let result = quic.stream_send(id, &out.data[out.written..], out.fin);
@@ -853,6 +841,7 @@ impl H3Connection {
     }
 
     /// Writes whatever flow control now allows on every stream with queued data.
+    #[inline]
     pub fn flush(&mut self, quic: &mut quiche::Connection) {
         if self.outgoing.is_empty() {
             return;
@@ -902,7 +891,7 @@ fn req_is_session(streams: &HashMap<u64, StreamState>, id: u64) -> bool {
 
 // WebTransport: sessions on CONNECT streams, their client streams, datagrams.
 impl H3Connection {
-    fn accept_session(&mut self, quic: &mut quiche::Connection, id: u64, path: &[u8], events: &mut EventBatch) {
+    fn accept_session<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, path: &[u8], app: &mut A) {
         // 200 opens the session; the CONNECT stream stays open for capsules.
         // The draft-02 response header is what Chromium's draft-02 code
         // path checks; later drafts ignore it.
@@ -912,16 +901,16 @@ impl H3Connection {
             self.queue(quic, id, data, false);
         }
         self.sessions.insert(id, Session::new());
-        events.wt_session_open(self.conn, id, path);
+        app.on_session_open(self.conn, StreamId(id), path);
     }
 
-    fn on_session_bytes(
+    fn on_session_bytes<A: Application>(
         &mut self,
         quic: &mut quiche::Connection,
         id: u64,
         capsule_bytes: &[u8],
         fin: bool,
-        events: &mut EventBatch,
+        app: &mut A,
     ) -> H3Result<()> {
         let mut found = Vec::new();
         if let Some(session) = self.sessions.get_mut(&id) {
@@ -930,7 +919,7 @@ impl H3Connection {
         for ev in found {
             match ev {
                 CapsuleEvent::Close { code, .. } => {
-                    self.close_session(quic, id, code, events);
+                    self.close_session(quic, id, code, app);
                     return Ok(());
                 }
                 // The client will close soon; nothing to do until it does.
@@ -938,16 +927,16 @@ impl H3Connection {
             }
         }
         if fin {
-            self.close_session(quic, id, 0, events);
+            self.close_session(quic, id, 0, app);
         }
         Ok(())
     }
 
     /// Ends a session: its streams are reset with WT_SESSION_GONE, the
     /// CONNECT stream is finished, and TypeScript hears of every closure.
-    pub fn close_session(&mut self, quic: &mut quiche::Connection, id: u64, code: u32, events: &mut EventBatch) {
+    pub fn close_session<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, code: u32, app: &mut A) {
         let Some(session) = self.sessions.remove(&id) else { return };
-        wt::abandon_streams(quic, self.conn, id, &session, &self.counters, events);
+        wt::abandon_streams(quic, self.conn, id, &session, &self.counters, app);
         for s in &session.peer_streams {
             self.streams.remove(s);
             self.outgoing.remove(s);
@@ -956,47 +945,47 @@ impl H3Connection {
             self.outgoing.remove(s);
         }
         Counters::sub(&self.counters.wt_sessions_open, 1);
-        events.wt_session_closed(self.conn, id, code);
+        app.on_session_closed(self.conn, StreamId(id), code);
         self.queue(quic, id, Vec::new(), true);
         let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_NO_ERROR);
         self.streams.remove(&id);
     }
 
     /// The connection is gone: every session and stream on it is closed.
-    pub fn on_connection_closed(&mut self, events: &mut EventBatch) {
+    pub fn on_connection_closed<A: Application>(&mut self, app: &mut A) {
         self.streams.clear();
         self.sync_request_gauge();
         for (id, session) in std::mem::take(&mut self.sessions) {
             for s in &session.peer_streams {
                 Counters::sub(&self.counters.wt_peer_streams_open, 1);
-                events.wt_stream(self.conn, id, *s, wt_stream::CLOSED, is_client_bidi(*s));
+                app.on_session_stream(self.conn, StreamId(id), StreamId(*s), SessionStream::Closed, is_client_bidi(*s));
             }
             Counters::sub(&self.counters.wt_sessions_open, 1);
-            events.wt_session_closed(self.conn, id, 0);
+            app.on_session_closed(self.conn, StreamId(id), 0);
         }
     }
 
     /// Routes a client stream to its session, or refuses it: for an unknown
     /// session, or when the server-wide stream capacity is full (then it
     /// still counts as offered).
-    fn admit_wt_stream(&mut self, quic: &mut quiche::Connection, id: u64, session: u64, bidi: bool, events: &mut EventBatch) -> bool {
+    fn admit_wt_stream<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, session: u64, bidi: bool, app: &mut A) -> bool {
         let Some(s) = self.sessions.get_mut(&session) else {
             wt::refuse_stream(quic, id, bidi);
             return false;
         };
         if !wt::try_open(&self.counters.wt_peer_streams_open, wt::PEER_STREAMS_CAP) {
             wt::refuse_stream(quic, id, bidi);
-            events.wt_stream(self.conn, session, id, wt_stream::REJECTED, bidi);
+            app.on_session_stream(self.conn, StreamId(session), StreamId(id), SessionStream::Rejected, bidi);
             return false;
         }
         s.peer_streams.push(id);
-        events.wt_stream(self.conn, session, id, wt_stream::OPENED, bidi);
+        app.on_session_stream(self.conn, StreamId(session), StreamId(id), SessionStream::Opened, bidi);
         let state = if bidi { WtStream::Bidi { session } } else { WtStream::Uni { session, data: Vec::new() } };
         self.streams.insert(id, StreamState::Wt(state));
         true
     }
 
-    fn on_wt_bytes(&mut self, quic: &mut quiche::Connection, id: u64, data: &[u8], fin: bool, events: &mut EventBatch) -> H3Result<()> {
+    fn on_wt_bytes<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, data: &[u8], fin: bool, app: &mut A) -> H3Result<()> {
         let Some(StreamState::Wt(stream)) = self.streams.get_mut(&id) else { return Ok(()) };
         match stream {
             WtStream::Bidi { .. } => {
@@ -1025,21 +1014,21 @@ impl H3Connection {
             }
         }
         if fin {
-            self.close_wt_stream(id, events);
+            self.close_wt_stream(id, app);
         }
         Ok(())
     }
 
     /// A client stream of a session finished (FIN or reset): it no longer
     /// counts as open. An echo still being written continues on its own.
-    fn close_wt_stream(&mut self, id: u64, events: &mut EventBatch) {
+    fn close_wt_stream<A: Application>(&mut self, id: u64, app: &mut A) {
         let Some(StreamState::Wt(stream)) = self.streams.remove(&id) else { return };
         let session = stream.session();
         if let Some(s) = self.sessions.get_mut(&session) {
             s.peer_streams.retain(|x| *x != id);
         }
         Counters::sub(&self.counters.wt_peer_streams_open, 1);
-        events.wt_stream(self.conn, session, id, wt_stream::CLOSED, is_client_bidi(id));
+        app.on_session_stream(self.conn, StreamId(session), StreamId(id), SessionStream::Closed, is_client_bidi(id));
     }
 
     /// HTTP/3 datagrams (RFC 9297): quarter stream ID, then payload. A
@@ -1049,7 +1038,7 @@ impl H3Connection {
     /// dropped silently.
     /// Also called by the I/O loop between packets when quiche's receive
     /// queue fills up (server.rs, DGRAM_DRAIN_AT).
-    pub fn on_datagrams(&mut self, quic: &mut quiche::Connection, events: &mut EventBatch, scratch: &mut [u8]) -> H3Result<()> {
+    pub fn on_datagrams<A: Application>(&mut self, quic: &mut quiche::Connection, app: &mut A, scratch: &mut [u8]) -> H3Result<()> {
         let mut count = 0u32;
         let mut result = Ok(());
         while let Ok(n) = quic.dgram_recv(scratch) {
@@ -1068,7 +1057,7 @@ impl H3Connection {
         }
         if count > 0 {
             Counters::add(&self.counters.wt_datagrams_received, u64::from(count));
-            events.wt_datagrams(self.conn, count);
+            app.on_datagrams(self.conn, count);
         }
         result
     }

@@ -3,6 +3,8 @@
 
 pub mod codes;
 pub mod connection;
+#[cfg(test)]
+mod connection_tests;
 pub mod decoder_stream;
 pub mod error;
 pub mod field_section;
