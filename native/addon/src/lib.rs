@@ -181,7 +181,7 @@ fn start_bench(_: Options, _: Arc<Inbox>, _: JsLink, _: &str) -> Result<NativeSe
 /// Binds, then runs the I/O loop on its own thread, reporting to `app`.
 fn start<A: Application + Send + 'static>(opts: Options, inbox: Arc<Inbox>, app: A) -> Result<NativeServer> {
     install_panic_hook();
-    let bound = Server::bind(opts, app).map_err(Error::from_reason)?;
+    let bound = Server::bind(opts, app).map_err(|e| Error::from_reason(e.to_string()))?;
     let local = bound.local;
     let server = bound.server;
     let thread = std::thread::Builder::new()

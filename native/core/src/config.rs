@@ -1,6 +1,7 @@
 //! Options accepted from TypeScript and the quiche configuration built from
 //! them. Every limit a client could otherwise push on has a value here.
 
+use crate::error::ListenError;
 use crate::h3::connection::{BodyMode, H3Options};
 
 /// `Options::default()` holds every default the core has; the addon fills
@@ -72,13 +73,13 @@ impl Options {
         }
     }
 
-    pub fn quiche_config(&self) -> Result<quiche::Config, String> {
-        let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(|e| format!("quiche config: {e}"))?;
+    pub fn quiche_config(&self) -> Result<quiche::Config, ListenError> {
+        let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(ListenError::Quiche)?;
         c.load_cert_chain_from_pem_file(&self.cert_path)
-            .map_err(|_| format!("cannot load certificate chain from {}", self.cert_path))?;
+            .map_err(|_| ListenError::Certificate { path: self.cert_path.clone() })?;
         c.load_priv_key_from_pem_file(&self.key_path)
-            .map_err(|_| format!("cannot load private key from {} (unreadable, or it does not match the certificate)", self.key_path))?;
-        c.set_application_protos(&[b"h3"]).map_err(|e| format!("alpn: {e}"))?;
+            .map_err(|_| ListenError::PrivateKey { path: self.key_path.clone() })?;
+        c.set_application_protos(&[b"h3"]).map_err(ListenError::Alpn)?;
         c.set_max_idle_timeout(self.idle_timeout_ms);
         c.set_max_recv_udp_payload_size(1472);
         c.set_max_send_udp_payload_size(1472);

@@ -10,6 +10,7 @@
 pub mod app;
 pub mod config;
 pub mod counters;
+pub mod error;
 pub mod h3;
 pub mod ids;
 pub mod keylog;
