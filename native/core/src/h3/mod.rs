@@ -3,8 +3,6 @@
 
 pub mod codes;
 pub mod connection;
-#[cfg(test)]
-mod connection_tests;
 pub mod decoder_stream;
 pub mod error;
 pub mod field_section;
