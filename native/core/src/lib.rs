@@ -1,9 +1,13 @@
 //! h3core: the HTTP/3 + WebTransport protocol core of h3-node, on quiche,
 //! with no knowledge of Node.js.
 //!
-//! Layers, bottom up: `server` (UDP I/O loop on mio, quiche connections),
-//! `h3` (HTTP/3 framing and stream classification on quiche streams). The
-//! napi-rs addon (native/addon/) exposes it to JavaScript.
+//! Layers, bottom up: `server` (the UDP I/O loop on mio: socket, connection
+//! table, deadlines), `h3` (HTTP/3 and WebTransport on quiche streams, one
+//! `h3::connection::H3Connection` per connection), and `app`, the one
+//! interface both report to: an `Application`, a generic parameter (static
+//! dispatch). The napi-rs addon (native/addon/) implements it for
+//! JavaScript. `config::Options::default()` holds every default; `testing`
+//! (tests, cargo feature `test-pair`) is an in-memory client/server pair.
 
 #![deny(clippy::all)]
 
