@@ -8,6 +8,11 @@
 //! dispatch). The napi-rs addon (native/addon/) implements it for
 //! JavaScript. `config::Options::default()` holds every default; `testing`
 //! (tests, cargo feature `test-pair`) is an in-memory client/server pair.
+//!
+//! quiche's connection methods are generic, so each crate that calls them
+//! instantiates its own copies: the few non-generic functions here that call
+//! them are `#[inline]`, which leaves the copies to the crate instantiating
+//! the loop (the addon) and keeps the shipped addon from growing.
 
 #![deny(clippy::all)]
 
