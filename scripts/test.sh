@@ -12,7 +12,7 @@ export TEST_COUNTS_FILE=$counts
 cargo_out=$(mktemp)
 # Same target triple as `napi build`, so the dependencies it compiled are reused.
 host=$(rustc -vV | sed -n 's/^host: //p')
-cargo test --release --lib --target "$host" 2>&1 | tee "$cargo_out"
+cargo test --workspace --release --lib --target "$host" 2>&1 | tee "$cargo_out"
 cargo_status=${PIPESTATUS[0]}
 rust_passed=$(grep -Eo '[0-9]+ passed' "$cargo_out" | awk '{s+=$1} END {print s+0}')
 rust_failed=$(grep -Eo '[0-9]+ failed' "$cargo_out" | awk '{s+=$1} END {print s+0}')

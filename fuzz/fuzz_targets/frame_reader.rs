@@ -9,8 +9,6 @@
 use h3core::h3::frame::{Context, FrameEvent, FrameReader};
 use libfuzzer_sys::fuzz_target;
 
-#[path = "napi_stubs.rs"]
-mod napi_stubs;
 
 #[derive(Debug, PartialEq, Eq)]
 enum Seen {

@@ -9,8 +9,6 @@
 use h3core::h3::request::{validate_request, validate_trailers};
 use libfuzzer_sys::fuzz_target;
 
-#[path = "napi_stubs.rs"]
-mod napi_stubs;
 use quiche::h3::NameValue;
 
 fn check_name(name: &[u8]) {

@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 
 use super::codes::{capsule, stream_type, WT_BUFFERED_STREAM_REJECTED, WT_SESSION_GONE};
-use crate::boundary::events::{wt_stream, EventBatch};
+use crate::app::{Application, SessionStream};
+use crate::ids::{ConnId, StreamId};
 use crate::counters::Counters;
 use crate::varint::{self, Partial};
 
@@ -171,13 +172,13 @@ pub fn uni_answer(session: u64, data: &[u8]) -> Vec<u8> {
 
 /// Resets what is left of a session's streams when it ends (draft section
 /// 6: WT_SESSION_GONE) and reports each client stream closed.
-pub fn abandon_streams(
+pub fn abandon_streams<A: Application>(
     quic: &mut quiche::Connection,
-    conn: u32,
+    conn: ConnId,
     session_id: u64,
     session: &Session,
     counters: &Counters,
-    events: &mut EventBatch,
+    app: &mut A,
 ) {
     for id in &session.peer_streams {
         let _ = quic.stream_shutdown(*id, quiche::Shutdown::Read, WT_SESSION_GONE);
@@ -185,7 +186,7 @@ pub fn abandon_streams(
             let _ = quic.stream_shutdown(*id, quiche::Shutdown::Write, WT_SESSION_GONE);
         }
         Counters::sub(&counters.wt_peer_streams_open, 1);
-        events.wt_stream(conn, session_id, *id, wt_stream::CLOSED, id & 0x2 == 0);
+        app.on_session_stream(conn, StreamId(session_id), StreamId(*id), SessionStream::Closed, id & 0x2 == 0);
     }
     for id in &session.server_streams {
         let _ = quic.stream_shutdown(*id, quiche::Shutdown::Write, WT_SESSION_GONE);
@@ -193,6 +194,7 @@ pub fn abandon_streams(
 }
 
 /// Refuses a client stream: for an unknown session, or over the cap.
+#[inline]
 pub fn refuse_stream(quic: &mut quiche::Connection, id: u64, bidi: bool) {
     let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, WT_BUFFERED_STREAM_REJECTED);
     if bidi {

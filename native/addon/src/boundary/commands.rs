@@ -2,8 +2,18 @@
 //! our own TypeScript, so decoding stops at the first inconsistency and the
 //! rest of that batch is dropped with a log line instead of panicking.
 
-pub mod kind {
-    pub const RESPOND: u8 = 1;
+use std::fmt;
+
+use super::codes::command_kind as kind;
+
+/// A command batch that does not parse; the rest of that batch is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MalformedCommand;
+
+impl fmt::Display for MalformedCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("malformed command batch from JavaScript; rest dropped")
+    }
 }
 
 pub struct Respond<'a> {
@@ -60,12 +70,12 @@ impl<'a> CommandReader<'a> {
         self.take(n)
     }
 
-    /// `None` at the end of the batch; `Some(Err(()))` on a malformed command.
-    pub fn next_command(&mut self) -> Option<Result<Command<'a>, ()>> {
+    /// `None` at the end of the batch.
+    pub fn next_command(&mut self) -> Option<Result<Command<'a>, MalformedCommand>> {
         if self.pos >= self.buf.len() {
             return None;
         }
-        Some(self.read_one().ok_or(()))
+        Some(self.read_one().ok_or(MalformedCommand))
     }
 
     fn read_one(&mut self) -> Option<Command<'a>> {

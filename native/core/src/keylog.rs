@@ -18,12 +18,12 @@ pub struct KeyLog {
 }
 
 impl KeyLog {
-    pub fn open(path: &str) -> Result<KeyLog, String> {
+    pub fn open(path: &str) -> Result<KeyLog, crate::error::ListenError> {
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| format!("cannot open the TLS key log file {path} (SSLKEYLOGFILE): {e}"))?;
+            .map_err(|cause| crate::error::ListenError::KeyLog { path: path.to_string(), cause })?;
         Ok(KeyLog { file: Arc::new(Mutex::new(file)) })
     }
 

@@ -1,23 +1,17 @@
-//! napi-rs addon: the native HTTP/3 + WebTransport core of h3-node.
+//! napi-rs addon of h3-node: JavaScript's view of the h3core protocol crate
+//! (native/core: UDP I/O loop, HTTP/3 and WebTransport, connection table,
+//! deadlines, which report to one `h3core::app::Application`).
 //!
-//! Layers, bottom up: `server` (UDP I/O loop on mio, quiche connections),
-//! `h3` (HTTP/3 framing and stream classification on quiche streams),
-//! `boundary` (the batched binary protocol to TypeScript), and this file,
-//! which exposes `listen` and the `NativeServer` handle to JavaScript.
+//! Here: `boundary` (the batched binary protocol to TypeScript; its
+//! `JsLink` is the application the core reports to), `bench_handler`
+//! (benchmark only, cargo feature `bench-handler`), and this file, which
+//! exposes `listen`, `limits` and the `NativeServer` handle to JavaScript.
 
 #![deny(clippy::all)]
 
+#[cfg(feature = "bench-handler")]
 pub mod bench_handler;
 pub mod boundary;
-pub mod config;
-pub mod counters;
-pub mod panic_report;
-pub mod h3;
-pub mod keylog;
-pub mod qlog;
-pub mod server;
-pub mod udp_bind;
-pub mod varint;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -27,8 +21,11 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use config::Options;
-use server::{Server, Shared};
+use boundary::link::{Inbox, JsLink, Sink};
+use h3core::app::Application;
+use h3core::config::Options;
+use h3core::server::{Server, Shared};
+use h3core::{counters, h3, panic_report, server};
 
 #[napi(object)]
 pub struct NativeOptions {
@@ -54,7 +51,8 @@ pub struct NativeOptions {
     /// Directory for one qlog (JSON-SEQ) file per connection.
     pub qlog_dir: Option<String>,
     /// Benchmark only ("a" or "c"): Rust answers Profile A / C itself
-    /// (bench_handler.rs), to measure the boundary's cost.
+    /// (bench_handler.rs, in addons built with the `bench-handler` feature),
+    /// to measure the boundary's cost.
     pub bench_native_handler: Option<String>,
 }
 
@@ -79,13 +77,14 @@ pub struct NativeLimits {
 
 #[napi]
 pub fn limits() -> NativeLimits {
+    let d = Options::default();
     NativeLimits {
         webtransport_sessions_cap: h3::webtransport::SESSIONS_CAP as u32,
         webtransport_peer_streams_cap: h3::webtransport::PEER_STREAMS_CAP as u32,
-        default_body_window: config::DEFAULT_BODY_WINDOW as u32,
-        default_body_credit: config::DEFAULT_BODY_CREDIT as u32,
-        default_max_field_section_size: config::DEFAULT_MAX_FIELD_SECTION_SIZE as u32,
-        default_handshake_timeout_ms: config::DEFAULT_HANDSHAKE_TIMEOUT_MS as u32,
+        default_body_window: d.body_window as u32,
+        default_body_credit: d.body_credit as u32,
+        default_max_field_section_size: d.max_field_section_size as u32,
+        default_handshake_timeout_ms: d.handshake_timeout_ms as u32,
     }
 }
 
@@ -123,6 +122,7 @@ pub struct NativeCounters {
 #[napi]
 pub struct NativeServer {
     shared: Arc<Shared>,
+    inbox: Arc<Inbox>,
     local: std::net::SocketAddr,
     thread: Option<JoinHandle<()>>,
 }
@@ -132,46 +132,63 @@ pub struct NativeServer {
 #[napi(catch_unwind)]
 pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<NativeServer> {
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port out of range: {}", options.port)))?;
+    let d = Options::default();
     let opts = Options {
         host: options.host,
         port,
         cert_path: options.cert_path,
         key_path: options.key_path,
         streamed_bodies: options.streamed_bodies,
-        body_window: options.body_window.map_or(config::DEFAULT_BODY_WINDOW, |v| v as usize),
-        body_credit: options.body_credit.map_or(config::DEFAULT_BODY_CREDIT, |v| v as usize),
-        idle_timeout_ms: u64::from(options.idle_timeout_ms.unwrap_or(30_000)),
-        handshake_timeout_ms: options.handshake_timeout_ms.map_or(config::DEFAULT_HANDSHAKE_TIMEOUT_MS, u64::from),
-        max_connections: options.max_connections.unwrap_or(10_000) as usize,
-        max_streams_per_connection: u64::from(options.max_streams_per_connection.unwrap_or(128)),
-        max_field_section_size: options
-            .max_field_section_size
-            .map_or(config::DEFAULT_MAX_FIELD_SECTION_SIZE, |v| v as usize),
-        stream_window: u64::from(options.stream_window.unwrap_or(256 * 1024)),
+        body_window: options.body_window.map_or(d.body_window, |v| v as usize),
+        body_credit: options.body_credit.map_or(d.body_credit, |v| v as usize),
+        idle_timeout_ms: options.idle_timeout_ms.map_or(d.idle_timeout_ms, u64::from),
+        handshake_timeout_ms: options.handshake_timeout_ms.map_or(d.handshake_timeout_ms, u64::from),
+        max_connections: options.max_connections.map_or(d.max_connections, |v| v as usize),
+        max_streams_per_connection: options.max_streams_per_connection.map_or(d.max_streams_per_connection, u64::from),
+        max_field_section_size: options.max_field_section_size.map_or(d.max_field_section_size, |v| v as usize),
+        stream_window: options.stream_window.map_or(d.stream_window, u64::from),
         panic_on_path: options.panic_on_path,
-        webtransport: options.webtransport.unwrap_or(false),
+        webtransport: options.webtransport.unwrap_or(d.webtransport),
         keylog_path: options.keylog_path,
         qlog_dir: options.qlog_dir,
-        bench_native_handler: match options.bench_native_handler.as_deref() {
-            None | Some("") => None,
-            Some(name) => Some(
-                bench_handler::NativeHandler::parse(name)
-                    .ok_or_else(|| Error::from_reason(format!("unknown bench native handler: {name} (a or c)")))?,
-            ),
-        },
     };
-    let sink: server::Sink = Box::new(move |batch: Vec<u8>| {
+    let inbox = Arc::new(Inbox::default());
+    let sink: Sink = Box::new(move |batch: Vec<u8>| {
         on_events.call(Buffer::from(batch), ThreadsafeFunctionCallMode::NonBlocking);
     });
+    let link = JsLink::new(inbox.clone(), sink);
+    match options.bench_native_handler.as_deref() {
+        None | Some("") => start(opts, inbox, link),
+        Some(name) => start_bench(opts, inbox, link, name),
+    }
+}
+
+#[cfg(feature = "bench-handler")]
+fn start_bench(mut opts: Options, inbox: Arc<Inbox>, link: JsLink, name: &str) -> Result<NativeServer> {
+    let handler = bench_handler::NativeHandler::parse(name)
+        .ok_or_else(|| Error::from_reason(format!("unknown bench native handler: {name} (a or c)")))?;
+    handler.adjust(&mut opts);
+    start(opts, inbox, bench_handler::BenchHandler::new(handler, link))
+}
+
+#[cfg(not(feature = "bench-handler"))]
+fn start_bench(_: Options, _: Arc<Inbox>, _: JsLink, _: &str) -> Result<NativeServer> {
+    Err(Error::from_reason(
+        "benchNativeHandler needs the addon built with the cargo feature bench-handler",
+    ))
+}
+
+/// Binds, then runs the I/O loop on its own thread, reporting to `app`.
+fn start<A: Application + Send + 'static>(opts: Options, inbox: Arc<Inbox>, app: A) -> Result<NativeServer> {
     install_panic_hook();
-    let bound = Server::bind(opts, sink).map_err(Error::from_reason)?;
+    let bound = Server::bind(opts, app).map_err(|e| Error::from_reason(e.to_string()))?;
     let local = bound.local;
     let server = bound.server;
     let thread = std::thread::Builder::new()
         .name("h3-io".into())
         .spawn(move || panic_report::run_reporting_escapes(|| server.run()))
         .map_err(|e| Error::from_reason(format!("cannot start I/O thread: {e}")))?;
-    Ok(NativeServer { shared: bound.shared, local, thread: Some(thread) })
+    Ok(NativeServer { shared: bound.shared, inbox, local, thread: Some(thread) })
 }
 
 fn install_panic_hook() {
@@ -222,10 +239,10 @@ impl NativeServer {
     pub fn submit(&self, commands: Option<&[u8]>, acked_batch: f64) {
         if let Some(c) = commands {
             if !c.is_empty() {
-                self.shared.commands.lock().unwrap_or_else(|p| p.into_inner()).push(c.to_vec());
+                self.inbox.commands.lock().unwrap_or_else(|p| p.into_inner()).push(c.to_vec());
             }
         }
-        self.shared.acked_batch.fetch_max(acked_batch as u64, Ordering::AcqRel);
+        self.inbox.acked_batch.fetch_max(acked_batch as u64, Ordering::AcqRel);
         let _ = self.shared.waker.wake();
     }
 

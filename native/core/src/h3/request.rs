@@ -6,7 +6,7 @@
 use super::codes::H3_MESSAGE_ERROR;
 use super::error::{H3Error, H3Result};
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RequestHead {
     pub method: Vec<u8>,
     pub scheme: Option<Vec<u8>>,

@@ -1,78 +1,18 @@
 //! Native-to-JavaScript event batch writer.
 
-pub mod kind {
-    pub const REQUEST: u8 = 1;
-    pub const BODY: u8 = 2;
-    pub const STREAM_ABORTED: u8 = 3;
-    pub const CONN_OPEN: u8 = 4;
-    pub const CONN_CLOSED: u8 = 5;
-    pub const LOG: u8 = 6;
-    pub const SERVER_CLOSED: u8 = 7;
-    pub const WT_SESSION_OPEN: u8 = 8;
-    pub const WT_SESSION_CLOSED: u8 = 9;
-    pub const WT_STREAM: u8 = 10;
-    pub const WT_DATAGRAMS: u8 = 11;
-}
+use h3core::h3::request::RequestHead;
 
-/// WT_STREAM `what`.
-pub mod wt_stream {
-    /// A client stream joined its session (counts as open).
-    pub const OPENED: u8 = 1;
-    /// A client stream was offered but refused over the cap (never open).
-    pub const REJECTED: u8 = 2;
-    pub const CLOSED: u8 = 3;
-}
-
-/// REQUEST flags.
-pub mod request_flag {
-    /// The request stream ended with the header section (or, in buffered
-    /// mode, the whole body is in this event): no BODY events follow.
-    pub const COMPLETE: u8 = 1;
-    /// Body bytes follow the field lines in this event (buffered mode).
-    pub const HAS_BODY: u8 = 2;
-}
-
-/// Why a request stream ended without a normal finish.
-pub mod abort_reason {
-    pub const PEER_RESET: u8 = 1;
-    pub const PEER_STOP_SENDING: u8 = 2;
-    pub const PROTOCOL_ERROR: u8 = 3;
-}
-
-/// How a connection ended (CONN_CLOSED `how`).
-pub mod close_how {
-    /// The peer sent CONNECTION_CLOSE.
-    pub const PEER: u8 = 1;
-    /// This server closed it (protocol error, shutdown, panic).
-    pub const LOCAL: u8 = 2;
-    pub const IDLE_TIMEOUT: u8 = 3;
-    /// The handshake never completed or the connection vanished otherwise.
-    pub const OTHER: u8 = 4;
-}
-
-pub mod log_level {
-    pub const ERROR: u8 = 1;
-    pub const WARN: u8 = 2;
-    pub const INFO: u8 = 3;
-    pub const DEBUG: u8 = 4;
-}
+use super::codes::{event_kind as kind, request_flag};
 
 #[derive(Default)]
 pub struct EventBatch {
     buf: Vec<u8>,
     count: u32,
-    /// Events JavaScript answers (requests and body chunks), ever: the I/O
-    /// loop holds a connection's packets only for those (server.rs, `held`).
-    answerable: u64,
 }
 
 impl EventBatch {
     pub fn is_empty(&self) -> bool {
         self.count == 0
-    }
-
-    pub fn answerable(&self) -> u64 {
-        self.answerable
     }
 
     pub fn len_bytes(&self) -> usize {
@@ -126,25 +66,25 @@ impl EventBatch {
         self.buf.extend_from_slice(b);
     }
 
-    pub fn request(
-        &mut self,
-        conn: u32,
-        stream: u64,
-        flags: u8,
-        pseudo: &[(&[u8], &[u8])],
-        fields: &[(Vec<u8>, Vec<u8>)],
-        body: &[u8],
-    ) {
-        self.answerable += 1;
+    /// REQUEST: the pseudo-header fields JavaScript reads (`:method`, then
+    /// `:path`, `:authority`, `:scheme` where present), the regular field
+    /// lines, and with HAS_BODY the buffered body.
+    pub fn request(&mut self, conn: u32, stream: u64, flags: u8, head: &RequestHead, body: &[u8]) {
         self.head(kind::REQUEST, conn);
         self.f64(stream);
         self.u8(flags);
-        self.u16((pseudo.len() + fields.len()) as u16);
+        let pseudo = [(&b":path"[..], &head.path), (b":authority", &head.authority), (b":scheme", &head.scheme)];
+        let present = pseudo.iter().filter(|(_, v)| v.is_some()).count();
+        self.u16((1 + present + head.fields.len()) as u16);
+        self.short_bytes(b":method");
+        self.long_bytes(&head.method);
         for (n, v) in pseudo {
-            self.short_bytes(n);
-            self.long_bytes(v);
+            if let Some(v) = v {
+                self.short_bytes(n);
+                self.long_bytes(v);
+            }
         }
-        for (n, v) in fields {
+        for (n, v) in &head.fields {
             self.short_bytes(n);
             self.long_bytes(v);
         }
@@ -154,7 +94,6 @@ impl EventBatch {
     }
 
     pub fn body(&mut self, conn: u32, stream: u64, data: &[u8], fin: bool) {
-        self.answerable += 1;
         self.head(kind::BODY, conn);
         self.f64(stream);
         self.u8(fin as u8);

@@ -1,12 +1,12 @@
 //! Options accepted from TypeScript and the quiche configuration built from
 //! them. Every limit a client could otherwise push on has a value here.
 
-use crate::bench_handler::NativeHandler;
+use crate::error::ListenError;
 use crate::h3::connection::{BodyMode, H3Options};
 
-/// `Default` is all zeros and empty paths, for tests and fuzz targets that
-/// set what they use; `lib.rs` builds the real defaults.
-#[derive(Debug, Clone, Default)]
+/// `Options::default()` holds every default the core has; the addon fills
+/// in what JavaScript leaves out from it, and reports it in `limits()`.
+#[derive(Debug, Clone)]
 pub struct Options {
     pub host: String,
     pub port: u16,
@@ -32,14 +32,31 @@ pub struct Options {
     pub keylog_path: Option<String>,
     /// Write one qlog file per connection into this directory.
     pub qlog_dir: Option<String>,
-    /// Benchmark only: see bench_handler.rs.
-    pub bench_native_handler: Option<NativeHandler>,
 }
 
-pub const DEFAULT_BODY_WINDOW: usize = 16 * 1024;
-pub const DEFAULT_BODY_CREDIT: usize = 32 * 1024;
-pub const DEFAULT_MAX_FIELD_SECTION_SIZE: usize = 16 * 1024;
-pub const DEFAULT_HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            host: String::new(),
+            port: 0,
+            cert_path: String::new(),
+            key_path: String::new(),
+            streamed_bodies: false,
+            body_window: 16 * 1024,
+            body_credit: 32 * 1024,
+            idle_timeout_ms: 30_000,
+            handshake_timeout_ms: 10_000,
+            max_connections: 10_000,
+            max_streams_per_connection: 128,
+            max_field_section_size: 16 * 1024,
+            stream_window: 256 * 1024,
+            panic_on_path: None,
+            webtransport: false,
+            keylog_path: None,
+            qlog_dir: None,
+        }
+    }
+}
 
 impl Options {
     pub fn h3(&self) -> H3Options {
@@ -49,21 +66,20 @@ impl Options {
             BodyMode::Buffered { window: self.body_window }
         };
         H3Options {
-            body_mode: self.bench_native_handler.map_or(body_mode, |h| h.body_mode(body_mode)),
+            body_mode,
             max_field_section_size: self.max_field_section_size,
             panic_on_path: self.panic_on_path.as_ref().map(|p| p.as_bytes().to_vec()),
             webtransport: self.webtransport,
-            native_handler: self.bench_native_handler,
         }
     }
 
-    pub fn quiche_config(&self) -> Result<quiche::Config, String> {
-        let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(|e| format!("quiche config: {e}"))?;
+    pub fn quiche_config(&self) -> Result<quiche::Config, ListenError> {
+        let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(ListenError::Quiche)?;
         c.load_cert_chain_from_pem_file(&self.cert_path)
-            .map_err(|_| format!("cannot load certificate chain from {}", self.cert_path))?;
+            .map_err(|_| ListenError::Certificate { path: self.cert_path.clone() })?;
         c.load_priv_key_from_pem_file(&self.key_path)
-            .map_err(|_| format!("cannot load private key from {} (unreadable, or it does not match the certificate)", self.key_path))?;
-        c.set_application_protos(&[b"h3"]).map_err(|e| format!("alpn: {e}"))?;
+            .map_err(|_| ListenError::PrivateKey { path: self.key_path.clone() })?;
+        c.set_application_protos(&[b"h3"]).map_err(ListenError::Alpn)?;
         c.set_max_idle_timeout(self.idle_timeout_ms);
         c.set_max_recv_udp_payload_size(1472);
         c.set_max_send_udp_payload_size(1472);

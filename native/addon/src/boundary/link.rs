@@ -1,0 +1,180 @@
+//! The JavaScript link: the application the I/O loop reports to in the
+//! shipped addon. It encodes what the core reports into one event batch per
+//! loop turn, numbers the batches, and reads JavaScript's command batches
+//! and acknowledgements (`NativeServer.submit`). A batch's sequence number
+//! is the `Mark` the core keeps: a mark is settled once JavaScript has
+//! acknowledged that batch (it has answered, or consumed, what it carried).
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use h3core::app::{AbortReason, Application, CloseHow, ConnClosed, LogLevel, Mark, Reply, Request, Response, SessionStream};
+use h3core::ids::{ConnId, StreamId};
+
+use super::codes::{abort_reason, close_how, log_level, request_flag, wt_stream};
+use super::commands::{Command, CommandReader};
+use super::events::EventBatch;
+
+/// Event batches JavaScript may leave unacknowledged before the loop stops
+/// reading the socket; the kernel buffer and QUIC flow control absorb the rest.
+const MAX_UNACKED_BATCHES: u64 = 64;
+
+/// What the JavaScript thread hands the I/O thread.
+#[derive(Default)]
+pub struct Inbox {
+    pub commands: Mutex<Vec<Vec<u8>>>,
+    /// Sequence number of the latest event batch JavaScript acknowledged.
+    pub acked_batch: AtomicU64,
+}
+
+/// Receives each finished event batch; the napi layer forwards it to
+/// JavaScript.
+pub type Sink = Box<dyn FnMut(Vec<u8>) + Send>;
+
+pub struct JsLink {
+    events: EventBatch,
+    /// Sequence number of the batch being filled (the first is 1).
+    batch_seq: u64,
+    inbox: Arc<Inbox>,
+    sink: Sink,
+}
+
+impl JsLink {
+    pub fn new(inbox: Arc<Inbox>, sink: Sink) -> Self {
+        JsLink { events: EventBatch::default(), batch_seq: 1, inbox, sink }
+    }
+
+    fn acked(&self) -> u64 {
+        self.inbox.acked_batch.load(Ordering::Acquire)
+    }
+}
+
+fn abort_code(reason: AbortReason) -> u8 {
+    match reason {
+        AbortReason::PeerReset => abort_reason::PEER_RESET,
+        AbortReason::PeerStopSending => abort_reason::PEER_STOP_SENDING,
+        AbortReason::ProtocolError => abort_reason::PROTOCOL_ERROR,
+    }
+}
+
+fn close_code(how: CloseHow) -> u8 {
+    match how {
+        CloseHow::Peer => close_how::PEER,
+        CloseHow::Local => close_how::LOCAL,
+        CloseHow::IdleTimeout => close_how::IDLE_TIMEOUT,
+        CloseHow::Other => close_how::OTHER,
+    }
+}
+
+fn level_code(level: LogLevel) -> u8 {
+    match level {
+        LogLevel::Error => log_level::ERROR,
+        LogLevel::Warn => log_level::WARN,
+        LogLevel::Info => log_level::INFO,
+        LogLevel::Debug => log_level::DEBUG,
+    }
+}
+
+fn session_stream_code(what: SessionStream) -> u8 {
+    match what {
+        SessionStream::Opened => wt_stream::OPENED,
+        SessionStream::Rejected => wt_stream::REJECTED,
+        SessionStream::Closed => wt_stream::CLOSED,
+    }
+}
+
+impl Application for JsLink {
+    fn on_request(&mut self, conn: ConnId, stream: StreamId, request: Request<'_>) -> Reply<'_> {
+        let mut flags = 0;
+        if request.complete {
+            flags |= request_flag::COMPLETE;
+        }
+        if request.body.is_some() {
+            flags |= request_flag::HAS_BODY;
+        }
+        self.events.request(conn.0, stream.0, flags, request.head, request.body.unwrap_or_default());
+        Reply::Later
+    }
+
+    fn on_body(&mut self, conn: ConnId, stream: StreamId, data: &[u8], fin: bool) -> Mark {
+        self.events.body(conn.0, stream.0, data, fin);
+        Mark(self.batch_seq)
+    }
+
+    fn on_stream_aborted(&mut self, conn: ConnId, stream: StreamId, reason: AbortReason, code: u64) {
+        self.events.stream_aborted(conn.0, stream.0, abort_code(reason), code);
+    }
+
+    fn on_conn_open(&mut self, conn: ConnId, peer: SocketAddr, cid: &str) {
+        self.events.conn_open(conn.0, &peer.to_string(), cid);
+    }
+
+    fn on_conn_closed(&mut self, conn: ConnId, c: ConnClosed<'_>) {
+        self.events.conn_closed(conn.0, close_code(c.how), c.is_app, c.code, c.reason, &c.peer.to_string(), c.cid);
+    }
+
+    fn on_log(&mut self, level: LogLevel, message: &str) {
+        self.events.log(level_code(level), message);
+    }
+
+    fn on_server_closed(&mut self) {
+        self.events.server_closed();
+    }
+
+    fn on_session_open(&mut self, conn: ConnId, session: StreamId, path: &[u8]) {
+        self.events.wt_session_open(conn.0, session.0, path);
+    }
+
+    fn on_session_closed(&mut self, conn: ConnId, session: StreamId, code: u32) {
+        self.events.wt_session_closed(conn.0, session.0, code);
+    }
+
+    fn on_session_stream(&mut self, conn: ConnId, session: StreamId, stream: StreamId, what: SessionStream, bidi: bool) {
+        self.events.wt_stream(conn.0, session.0, stream.0, session_stream_code(what), bidi);
+    }
+
+    fn on_datagrams(&mut self, conn: ConnId, count: u32) {
+        self.events.wt_datagrams(conn.0, count);
+    }
+
+    fn mark(&self) -> Mark {
+        Mark(self.batch_seq)
+    }
+
+    fn settled(&self, mark: Mark) -> bool {
+        self.acked() >= mark.0
+    }
+
+    fn accepting(&self) -> bool {
+        self.batch_seq.saturating_sub(1 + self.acked()) < MAX_UNACKED_BATCHES
+    }
+
+    fn take_responses(&mut self, mut apply: impl FnMut(ConnId, StreamId, Response<'_>)) {
+        let batches = std::mem::take(&mut *self.inbox.commands.lock().unwrap_or_else(|p| p.into_inner()));
+        for batch in &batches {
+            let mut reader = CommandReader::new(batch);
+            while let Some(cmd) = reader.next_command() {
+                match cmd {
+                    Ok(Command::Respond(r)) => {
+                        let response = Response { status: r.status, fields: &r.fields, body: r.body };
+                        apply(ConnId(r.conn), StreamId(r.stream), response);
+                    }
+                    Err(e) => {
+                        self.events.log(log_level::ERROR, &e.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    fn end_turn(&mut self) {
+        if self.events.is_empty() {
+            return;
+        }
+        let out = self.events.take(self.batch_seq);
+        self.batch_seq += 1;
+        (self.sink)(out);
+    }
+}

@@ -1,0 +1,132 @@
+//! The one interface the protocol core reports to, in the spirit of
+//! tokio-quiche's `ApplicationOverQuic`: the I/O loop and the HTTP/3 layer
+//! call an `Application` (a generic parameter, so every call is static
+//! dispatch) with what happened, and the application hands back responses.
+//! The napi addon's JavaScript link implements it (it encodes event batches
+//! for TypeScript); so does the benchmark's native answerer.
+
+use std::net::SocketAddr;
+
+use crate::h3::request::RequestHead;
+use crate::ids::{ConnId, StreamId};
+
+/// A point in the sequence of work handed to the application. The core
+/// keeps marks (the turn a connection's packets were held for, the last
+/// body chunk of a stream) and asks `Application::settled` whether the
+/// application has caught up with them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Mark(pub u64);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+/// Why a request stream ended without a normal finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AbortReason {
+    PeerReset,
+    PeerStopSending,
+    ProtocolError,
+}
+
+/// How a connection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseHow {
+    /// The peer sent CONNECTION_CLOSE.
+    Peer,
+    /// This server closed it (protocol error, shutdown, panic).
+    Local,
+    IdleTimeout,
+    /// The handshake never completed or the connection vanished otherwise.
+    Other,
+}
+
+/// A closed connection, as the application hears of it.
+pub struct ConnClosed<'a> {
+    pub how: CloseHow,
+    pub is_app: bool,
+    pub code: u64,
+    pub reason: &'a [u8],
+    /// As people read it: an IPv4-mapped address is shown as IPv4 (udp_bind::display).
+    pub peer: SocketAddr,
+    pub cid: &'a str,
+}
+
+/// What happened to a client stream of a WebTransport session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionStream {
+    /// It joined its session (counts as open).
+    Opened,
+    /// It was offered but refused over the cap (never open).
+    Rejected,
+    Closed,
+}
+
+/// A request ready for the application.
+pub struct Request<'a> {
+    pub head: &'a RequestHead,
+    /// The whole request is in this call: no body chunks follow.
+    pub complete: bool,
+    /// The client finished the request stream (all of the body was read,
+    /// though in streamed mode the last bytes may follow as a body chunk).
+    pub ended: bool,
+    /// Buffered mode: the whole body, when there is one.
+    pub body: Option<&'a [u8]>,
+}
+
+/// A response: status, field lines and the whole body.
+#[derive(Debug, Clone, Copy)]
+pub struct Response<'a> {
+    pub status: u16,
+    pub fields: &'a [(&'a [u8], &'a [u8])],
+    pub body: &'a [u8],
+}
+
+/// The application's answer to a request.
+pub enum Reply<'a> {
+    /// The application answers later, through `Application::take_responses`;
+    /// the I/O loop may hold the connection's packets for it (HOLD_MAX).
+    Later,
+    /// Answer now with this response.
+    Now(Response<'a>),
+}
+
+/// Everything the protocol core reports, and the little it asks back.
+pub trait Application {
+    /// A request is ready: its head and, in buffered mode, its body.
+    fn on_request(&mut self, conn: ConnId, stream: StreamId, request: Request<'_>) -> Reply<'_>;
+    /// Streamed mode: body bytes of a request already handed over. The
+    /// application answers them later (the stream's credit returns when the
+    /// returned mark is settled).
+    fn on_body(&mut self, conn: ConnId, stream: StreamId, data: &[u8], fin: bool) -> Mark;
+    /// A request handed over ended without a normal finish.
+    fn on_stream_aborted(&mut self, conn: ConnId, stream: StreamId, reason: AbortReason, code: u64);
+    fn on_conn_open(&mut self, conn: ConnId, peer: SocketAddr, cid: &str);
+    fn on_conn_closed(&mut self, conn: ConnId, closed: ConnClosed<'_>);
+    fn on_log(&mut self, level: LogLevel, message: &str);
+    /// The I/O loop is about to end; nothing follows.
+    fn on_server_closed(&mut self);
+    fn on_session_open(&mut self, conn: ConnId, session: StreamId, path: &[u8]);
+    fn on_session_closed(&mut self, conn: ConnId, session: StreamId, code: u32);
+    fn on_session_stream(&mut self, conn: ConnId, session: StreamId, stream: StreamId, what: SessionStream, bidi: bool);
+    /// Datagrams counted for open sessions on one connection.
+    fn on_datagrams(&mut self, conn: ConnId, count: u32);
+
+    /// The current point in the work handed over.
+    fn mark(&self) -> Mark;
+    /// The application has caught up with everything handed over up to
+    /// `mark` (answered it, or consumed and acknowledged it).
+    fn settled(&self, mark: Mark) -> bool;
+    /// False while the application is too far behind: the loop then stops
+    /// reading the socket (the kernel buffer and QUIC flow control absorb
+    /// the rest).
+    fn accepting(&self) -> bool;
+    /// Hands every response the application has ready to `apply`, in order.
+    fn take_responses(&mut self, apply: impl FnMut(ConnId, StreamId, Response<'_>));
+    /// The loop turn ends: pass on what it produced.
+    fn end_turn(&mut self);
+}

@@ -1,0 +1,49 @@
+//! Why a server could not start. Each variant's Display is the one-line
+//! message `listen()` throws and the CLI prints (test/cli tests check these
+//! texts), so wording changes here are behaviour changes.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+
+#[derive(Debug)]
+pub enum ListenError {
+    /// quiche refused its configuration.
+    Quiche(quiche::Error),
+    Certificate { path: String },
+    PrivateKey { path: String },
+    Alpn(quiche::Error),
+    KeyLog { path: String, cause: io::Error },
+    QlogDir { dir: String, cause: io::Error },
+    InvalidHost { host: String },
+    PortInUse { port: u16, host: String },
+    Bind { addr: SocketAddr, cause: io::Error },
+    /// Setting the socket up for the loop (non-blocking, poll registration).
+    Socket(io::Error),
+    /// quinn-udp could not take the socket over (GSO/GRO probing).
+    UdpSetup(io::Error),
+}
+
+impl fmt::Display for ListenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListenError::Quiche(e) => write!(f, "quiche config: {e}"),
+            ListenError::Certificate { path } => write!(f, "cannot load certificate chain from {path}"),
+            ListenError::PrivateKey { path } => {
+                write!(f, "cannot load private key from {path} (unreadable, or it does not match the certificate)")
+            }
+            ListenError::Alpn(e) => write!(f, "alpn: {e}"),
+            ListenError::KeyLog { path, cause } => {
+                write!(f, "cannot open the TLS key log file {path} (SSLKEYLOGFILE): {cause}")
+            }
+            ListenError::QlogDir { dir, cause } => write!(f, "cannot create the qlog directory {dir}: {cause}"),
+            ListenError::InvalidHost { host } => write!(f, "invalid host address: {host}"),
+            ListenError::PortInUse { port, host } => write!(f, "UDP port {port} on {host} is already in use"),
+            ListenError::Bind { addr, cause } => write!(f, "cannot bind UDP {addr}: {cause}"),
+            ListenError::Socket(e) => write!(f, "{e}"),
+            ListenError::UdpSetup(e) => write!(f, "UDP socket setup: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ListenError {}

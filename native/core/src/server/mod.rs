@@ -1,0 +1,603 @@
+//! The UDP I/O loop: one thread, one mio poll, every connection of the
+//! server. Its parts: `socket` (UDP, GSO runs, blocked sends), `table`
+//! (connections by handle and connection ID), `deadlines` (QUIC timers,
+//! handshakes, holds, the drain); the application it reports to is a
+//! generic parameter (crate::app). Each turn reads a bounded run of datagrams, applies JavaScript's
+//! commands, fires QUIC timers, lets the HTTP/3 layer of each touched
+//! connection read its streams, writes packets, and ends the application's
+//! turn (the JavaScript link sends at most one event batch then).
+
+use std::io::ErrorKind;
+use std::net::SocketAddr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::{Events, Poll, Token, Waker};
+
+use crate::app::{Application, CloseHow, ConnClosed, LogLevel, Mark};
+use crate::config::Options;
+use crate::counters::Counters;
+use crate::error::ListenError;
+use crate::h3::codes::{H3_INTERNAL_ERROR, H3_NO_ERROR};
+use crate::h3::connection::{H3Connection, H3Options};
+use crate::h3::settings::LocalSettings;
+use crate::ids::{ConnId, StreamId};
+use crate::udp_bind::display;
+
+mod deadlines;
+mod socket;
+mod table;
+
+use deadlines::{Deadlines, DRAIN_DEADLINE};
+use socket::{Run, Socket, MAX_PACKET};
+use table::{hex, Conn, ConnTable};
+
+const SOCKET: Token = Token(0);
+const WAKER: Token = Token(1);
+
+/// Datagrams read per turn before the loop goes on to process them; keeps
+/// one turn's event batch bounded.
+const MAX_READS_PER_TURN: usize = 256;
+
+/// quiche keeps at most 1,024 received DATAGRAMs per connection (config.rs)
+/// and silently drops the oldest beyond that, while one turn may read
+/// hundreds of packets, each carrying dozens of small datagrams. Draining a
+/// connection's queue as soon as it holds this many keeps every datagram
+/// quiche accepted countable (W7: usage.datagrams equals quiche's count).
+const DGRAM_DRAIN_AT: usize = 512;
+
+pub const SHUTDOWN_NONE: u8 = 0;
+pub const SHUTDOWN_GRACEFUL: u8 = 1;
+pub const SHUTDOWN_NOW: u8 = 2;
+
+/// State shared between the loop thread and the threads that control it.
+pub struct Shared {
+    pub shutdown: AtomicU8,
+    /// Wakes the loop: after a shutdown request, or when the application
+    /// has responses or acknowledgements for it.
+    pub waker: Waker,
+    pub counters: Arc<Counters>,
+}
+
+pub struct Server<A: Application> {
+    poll: Poll,
+    socket: Socket,
+    table: ConnTable,
+    deadlines: Deadlines,
+    app: A,
+    options: Options,
+    h3_options: H3Options,
+    config: quiche::Config,
+    shared: Arc<Shared>,
+    dirty: Vec<ConnId>,
+    /// Connections flushed this turn: the only ones that can have closed.
+    touched: Vec<ConnId>,
+    scratch: Vec<u8>,
+    keylog: Option<crate::keylog::KeyLog>,
+    qlog: Option<crate::qlog::QlogDir>,
+}
+
+pub struct Bound<A: Application> {
+    pub server: Server<A>,
+    pub shared: Arc<Shared>,
+    pub local: SocketAddr,
+}
+
+impl<A: Application> Server<A> {
+    /// Binds the socket and loads the identity on the caller's thread, so
+    /// that a port in use or a bad key fails `listen` synchronously.
+    pub fn bind(options: Options, app: A) -> Result<Bound<A>, ListenError> {
+        let config = options.quiche_config()?;
+        let keylog = options.keylog_path.as_deref().map(crate::keylog::KeyLog::open).transpose()?;
+        let qlog = options.qlog_dir.as_deref().map(crate::qlog::QlogDir::new).transpose()?;
+        let mut socket = Socket::bind(&options.host, options.port)?;
+        let local = socket.local;
+        let poll = Poll::new().map_err(ListenError::Socket)?;
+        socket.register(poll.registry(), SOCKET)?;
+        let waker = Waker::new(poll.registry(), WAKER).map_err(ListenError::Socket)?;
+        let shared = Arc::new(Shared {
+            shutdown: AtomicU8::new(SHUTDOWN_NONE),
+            waker,
+            counters: Arc::new(Counters::default()),
+        });
+        let server = Server {
+            poll,
+            socket,
+            table: ConnTable::default(),
+            deadlines: Deadlines::new(Duration::from_millis(options.handshake_timeout_ms)),
+            app,
+            h3_options: options.h3(),
+            options,
+            config,
+            shared: shared.clone(),
+            dirty: Vec::new(),
+            touched: Vec::new(),
+            scratch: vec![0; 65536],
+            keylog,
+            qlog,
+        };
+        Ok(Bound { server, shared, local })
+    }
+
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(64);
+        loop {
+            let timeout = self.poll_timeout();
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != ErrorKind::Interrupted {
+                    self.app.on_log(LogLevel::Error, &format!("poll failed: {e}"));
+                    break;
+                }
+            }
+            let turn = catch_unwind(AssertUnwindSafe(|| self.turn()));
+            if turn.is_err() {
+                let cause = crate::panic_report::take_last().map(|p| format!(" (panic {p})")).unwrap_or_default();
+                self.app.on_log(LogLevel::Error, &format!("internal error in the I/O loop; continuing{cause}"));
+            }
+            if self.finished() {
+                break;
+            }
+        }
+        // Connections still draining at the deadline end with the server;
+        // the application hears of each, so nothing it tracks is left open.
+        for h in self.table.ids() {
+            if let Some(mut conn) = self.table.remove(h) {
+                conn.h3.on_connection_closed(&mut self.app);
+                Counters::sub(&self.shared.counters.connections_open, 1);
+                let closed = ConnClosed {
+                    how: CloseHow::Local,
+                    is_app: true,
+                    code: H3_NO_ERROR,
+                    reason: b"server closed",
+                    peer: display(conn.peer),
+                    cid: &conn.cid_hex,
+                };
+                self.app.on_conn_closed(h, closed);
+            }
+        }
+        self.app.on_server_closed();
+        self.app.end_turn();
+    }
+
+    fn turn(&mut self) {
+        self.apply_responses();
+        self.check_shutdown();
+        if self.app.accepting() {
+            self.read_packets();
+        }
+        self.fire_timers();
+        self.expire_handshakes();
+        self.process_dirty();
+        self.send_packets();
+        self.collect_closed();
+        self.app.end_turn();
+    }
+
+    fn poll_timeout(&self) -> Option<Duration> {
+        if (self.socket.may_have_more && self.app.accepting()) || !self.dirty.is_empty() {
+            return Some(Duration::ZERO);
+        }
+        let now = Instant::now();
+        self.deadlines.next().map(|t| t.saturating_duration_since(now))
+    }
+
+    fn mark_dirty(&mut self, id: ConnId) {
+        self.table.mark_dirty(id, &mut self.dirty);
+    }
+
+    fn read_packets(&mut self) {
+        self.socket.may_have_more = false;
+        for _ in 0..MAX_READS_PER_TURN {
+            let meta = match self.socket.recv() {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                // EINTR, or an ICMP error for one peer: read on.
+                Err(_) => continue,
+            };
+            // With GRO one read may carry several datagrams of `stride` bytes.
+            let stride = meta.stride.max(1);
+            let mut off = 0;
+            while off < meta.len {
+                let len = stride.min(meta.len - off);
+                self.on_datagram(off, len, meta.addr);
+                off += len;
+            }
+        }
+        self.socket.may_have_more = true;
+    }
+
+    fn on_datagram(&mut self, off: usize, len: usize, from: SocketAddr) {
+        Counters::add(&self.shared.counters.udp_bytes_received, len as u64);
+        Counters::add(&self.shared.counters.udp_datagrams_received, 1);
+        let buf = &mut self.socket.recv_buf[off..off + len];
+        let Ok(hdr) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN) else { return };
+        let id = match self.table.route(hdr.dcid.as_ref()) {
+            Some(id) => id,
+            None => {
+                if hdr.ty != quiche::Type::Initial {
+                    return;
+                }
+                if !quiche::version_is_supported(hdr.version) {
+                    self.socket.negotiate_version(&hdr.scid, &hdr.dcid, from);
+                    return;
+                }
+                let dcid = hdr.dcid.to_vec();
+                match self.accept(&dcid, from) {
+                    Some(id) => id,
+                    None => return,
+                }
+            }
+        };
+        let local = self.socket.local;
+        let Some(conn) = self.table.get_mut(id) else { return };
+        let buf = &mut self.socket.recv_buf[off..off + len];
+        let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to: local })));
+        if result.is_err() {
+            self.on_panic(id, "packet processing");
+        } else if conn.quic.dgram_recv_queue_len() >= DGRAM_DRAIN_AT {
+            let (app, scratch) = (&mut self.app, &mut self.scratch);
+            let drained = catch_unwind(AssertUnwindSafe(|| conn.h3.on_datagrams(&mut conn.quic, app, scratch)));
+            match drained {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    let _ = conn.quic.close(true, e.code, e.reason.as_bytes());
+                }
+                Err(_) => self.on_panic(id, "datagram processing"),
+            }
+        }
+        self.mark_dirty(id);
+    }
+
+    fn accept(&mut self, odcid: &[u8], from: SocketAddr) -> Option<ConnId> {
+        if self.deadlines.drain_started.is_some() || self.table.len() >= self.options.max_connections {
+            return None;
+        }
+        let mut scid = [0u8; quiche::MAX_CONN_ID_LEN];
+        getrandom::fill(&mut scid).ok()?;
+        let scid_ref = quiche::ConnectionId::from_ref(&scid);
+        let mut quic = quiche::accept(&scid_ref, None, self.socket.local, from, &mut self.config).ok()?;
+        // Key log and qlog must be attached before the first packet is processed.
+        if let Some(k) = &self.keylog {
+            quic.set_keylog(k.writer());
+        }
+        if let Some(q) = &self.qlog {
+            if let Err(e) = q.attach(&mut quic, &hex(&scid), &display(from).to_string()) {
+                self.app.on_log(LogLevel::Warn, &e.to_string());
+            }
+        }
+        let id = self.table.allocate();
+        let local_settings = LocalSettings {
+            max_field_section_size: self.options.max_field_section_size as u64,
+            webtransport: self.options.webtransport,
+            max_webtransport_sessions: crate::h3::webtransport::SESSIONS_CAP,
+        };
+        let h3 = H3Connection::new(id, self.h3_options.clone(), local_settings, self.shared.counters.clone());
+        Counters::add(&self.shared.counters.connections_accepted, 1);
+        Counters::add(&self.shared.counters.connections_open, 1);
+        let cid_hex = hex(&scid);
+        let now = Instant::now();
+        self.app.on_conn_open(id, display(from), &cid_hex);
+        self.table.insert(
+            id,
+            Conn {
+                quic,
+                h3,
+                peer: from,
+                cids: vec![scid.to_vec(), odcid.to_vec()],
+                cid_hex,
+                dirty: false,
+                accepted_at: now,
+                expired: false,
+                dgrams_counted: 0,
+                timer: None,
+                held: false,
+                answered: false,
+            },
+        );
+        self.deadlines.handshake_started(now, id);
+        Some(id)
+    }
+
+    /// Applies the responses the application has ready (JavaScript's
+    /// RESPOND commands), then revisits what its acknowledgements freed.
+    fn apply_responses(&mut self) {
+        let table = &mut self.table;
+        let dirty = &mut self.dirty;
+        let mut panicked: Vec<ConnId> = Vec::new();
+        self.app.take_responses(|id, StreamId(stream), r| {
+            let Some(conn) = table.get_mut(id) else { return };
+            conn.answered = true;
+            let result = catch_unwind(AssertUnwindSafe(|| conn.h3.respond(&mut conn.quic, stream, r.status, r.fields, r.body)));
+            if result.is_err() {
+                panicked.push(id);
+            }
+            table.mark_dirty(id, dirty);
+        });
+        for id in panicked {
+            self.on_panic(id, "respond");
+        }
+        self.release_held();
+        // Settled marks free body credit: revisit streams waiting on it.
+        if !matches!(self.h3_options.body_mode, crate::h3::connection::BodyMode::Streamed { .. }) {
+            return;
+        }
+        let waiting: Vec<ConnId> = self.table.iter().filter(|(_, c)| c.h3.has_credit_waiters()).map(|(id, _)| id).collect();
+        for id in waiting {
+            self.mark_dirty(id);
+        }
+    }
+
+    /// Once the application has settled the mark held connections wait for
+    /// (its responses, if any, are applied by then), they send again.
+    fn release_held(&mut self) {
+        if !self.deadlines.has_held() {
+            return;
+        }
+        let (app, table, dirty) = (&self.app, &mut self.table, &mut self.dirty);
+        self.deadlines.release_held(Instant::now(), |mark: Mark| app.settled(mark), |id| {
+            if let Some(c) = table.get_mut(id) {
+                c.held = false;
+            }
+            table.mark_dirty(id, dirty);
+        });
+    }
+
+    fn check_shutdown(&mut self) {
+        match self.shared.shutdown.load(Ordering::Acquire) {
+            SHUTDOWN_GRACEFUL if self.deadlines.drain_started.is_none() => {
+                self.deadlines.drain_started = Some(Instant::now());
+                for id in self.table.ids() {
+                    if let Some(c) = self.table.get_mut(id) {
+                        c.h3.send_goaway(&mut c.quic);
+                    }
+                    self.mark_dirty(id);
+                }
+            }
+            SHUTDOWN_NOW => self.close_all(),
+            _ => {}
+        }
+        if self.deadlines.drain_started.is_some() {
+            let deadline_passed = self.deadlines.drain_deadline_passed();
+            let idle: Vec<ConnId> = self
+                .table
+                .iter_mut()
+                .filter(|(_, c)| !c.quic.is_draining())
+                .filter_map(|(id, c)| (deadline_passed || c.h3.requests_in_flight(&mut c.quic) == 0).then_some(id))
+                .collect();
+            for id in idle {
+                if let Some(c) = self.table.get_mut(id) {
+                    let _ = c.quic.close(true, H3_NO_ERROR, b"server shutting down");
+                }
+                self.mark_dirty(id);
+            }
+        }
+    }
+
+    fn close_all(&mut self) {
+        for id in self.table.ids() {
+            if let Some(c) = self.table.get_mut(id) {
+                let _ = c.quic.close(true, H3_NO_ERROR, b"server closed");
+            }
+            self.mark_dirty(id);
+        }
+        if self.deadlines.drain_started.is_none() {
+            self.deadlines.drain_started = Some(Instant::now() - DRAIN_DEADLINE);
+        }
+    }
+
+    fn finished(&self) -> bool {
+        match self.shared.shutdown.load(Ordering::Acquire) {
+            SHUTDOWN_NONE => false,
+            _ => {
+                self.table.is_empty()
+                    || self.deadlines.drain_started.is_some_and(|s| s.elapsed() > DRAIN_DEADLINE + Duration::from_millis(500))
+            }
+        }
+    }
+
+    fn fire_timers(&mut self) {
+        let now = Instant::now();
+        while let Some((t, id)) = self.deadlines.pop_due_timer(now) {
+            if let Some(c) = self.table.get_mut(id) {
+                if c.timer == Some(t) {
+                    c.timer = None;
+                    c.quic.on_timeout();
+                    self.mark_dirty(id);
+                }
+            }
+        }
+    }
+
+    /// Still waiting for its handshake: in the table (the same connection,
+    /// not a later one that reused the handle), not established, not closed.
+    fn handshaking(&self, at: Instant, id: ConnId) -> bool {
+        self.table
+            .get(id)
+            .is_some_and(|c| c.accepted_at == at && !c.expired && !c.quic.is_established() && !c.quic.is_closed())
+    }
+
+    /// Drops connections whose handshake has not completed in time: a
+    /// client that sends an Initial and stalls would otherwise hold a
+    /// connection slot until the idle timeout, which restarts with every
+    /// packet. The client gets CONNECTION_CLOSE (NO_ERROR, reason "handshake
+    /// timeout"); the slot is freed in the same loop turn.
+    fn expire_handshakes(&mut self) {
+        let limit = self.deadlines.handshake_timeout;
+        let now = Instant::now();
+        while let Some((at, id)) = self.deadlines.front_handshake() {
+            if !self.handshaking(at, id) {
+                self.deadlines.pop_handshake();
+                continue;
+            }
+            if now < at + limit {
+                break;
+            }
+            self.deadlines.pop_handshake();
+            if let Some(c) = self.table.get_mut(id) {
+                c.expired = true;
+                let _ = c.quic.close(false, 0x0, b"handshake timeout");
+                Counters::add(&self.shared.counters.handshake_timeouts, 1);
+            }
+            self.mark_dirty(id);
+        }
+    }
+
+    fn process_dirty(&mut self) {
+        for i in 0..self.dirty.len() {
+            let id = self.dirty[i];
+            let Some(conn) = self.table.get_mut(id) else { continue };
+            if conn.quic.is_closed() || conn.quic.is_draining() {
+                continue;
+            }
+            let app = &mut self.app;
+            let scratch = &mut self.scratch;
+            let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, app, scratch)));
+            let awaits = result.as_ref().is_ok_and(|o| o.awaits_application);
+            // Hold only for what the application answers later. Holding
+            // anything else only delays what the native core already wrote,
+            // and can lose it: a FIN written alone after the data was sent (a
+            // WebTransport echo) is dropped by quiche 0.30 if the peer's ACK
+            // of that data is processed before the FIN is sent, because the
+            // stream then counts as complete and is collected (docs/design.md).
+            if awaits && self.deadlines.drain_started.is_none() && !conn.held && !conn.answered {
+                conn.held = true;
+                self.deadlines.hold(id, self.app.mark(), Instant::now());
+            }
+            match result {
+                Ok(outcome) => {
+                    if let Some(e) = outcome.close {
+                        let _ = conn.quic.close(true, e.code, e.reason.as_bytes());
+                    }
+                }
+                Err(_) => self.on_panic(id, "HTTP/3 processing"),
+            }
+            if self.options.webtransport {
+                if let Some(conn) = self.table.get_mut(id) {
+                    count_quic_datagrams(conn, &self.shared.counters);
+                }
+            }
+        }
+    }
+
+    /// A panic while handling one connection closes that connection only.
+    fn on_panic(&mut self, id: ConnId, during: &str) {
+        // The panic hook recorded the message (crate::panic_report); take it
+        // even when the connection is gone so it does not linger.
+        let cause = crate::panic_report::take_last().map(|p| format!(" (panic {p})")).unwrap_or_default();
+        if let Some(c) = self.table.get_mut(id) {
+            self.app.on_log(
+                LogLevel::Error,
+                &format!("internal error during {during} on connection {}; closing that connection{cause}", c.cid_hex),
+            );
+            let _ = c.quic.close(true, H3_INTERNAL_ERROR, b"internal error");
+        }
+    }
+
+    fn send_packets(&mut self) {
+        if !self.socket.retry_blocked() {
+            return;
+        }
+        let max_segments = self.socket.max_segments();
+        let dirty = std::mem::take(&mut self.dirty);
+        for (i, &id) in dirty.iter().enumerate() {
+            let Some(conn) = self.table.get_mut(id) else { continue };
+            conn.dirty = false;
+            conn.answered = false;
+            self.touched.push(id);
+            if conn.held && !conn.quic.is_closed() {
+                continue;
+            }
+            let socket = &mut self.socket;
+            let counters = &self.shared.counters;
+            // Packets of one connection accumulate back to back in send_buf;
+            // a run of equal-sized packets to one address (the last may be
+            // shorter) leaves as one GSO send.
+            let mut run = Run::empty(conn.peer);
+            loop {
+                let (n, info) = match conn.quic.send(&mut socket.send_buf[run.len..run.len + MAX_PACKET]) {
+                    Ok(r) => r,
+                    Err(quiche::Error::Done) => break,
+                    Err(_) => {
+                        let _ = conn.quic.close(false, 0x1, b"send failed");
+                        break;
+                    }
+                };
+                if run.count > 0 && (info.to != run.to || n > run.segment) {
+                    // This packet cannot join the run: send the run, then
+                    // start a new one with the packet.
+                    socket.flush_run(&run, counters);
+                    socket.send_buf.copy_within(run.len..run.len + n, 0);
+                    run = Run::empty(info.to);
+                }
+                if run.count == 0 {
+                    run.segment = n;
+                    run.to = info.to;
+                }
+                run.len += n;
+                run.count += 1;
+                if n < run.segment || run.count >= max_segments || run.len + MAX_PACKET > socket.send_buf.len() {
+                    socket.flush_run(&run, counters);
+                    run = Run::empty(run.to);
+                }
+                if socket.is_blocked() && run.count == 0 {
+                    break;
+                }
+            }
+            socket.flush_run(&run, counters);
+            let next = conn.quic.timeout_instant();
+            self.deadlines.rearm(id, &mut conn.timer, next);
+            if self.socket.is_blocked() {
+                // Wait for the socket's writable event; this connection and
+                // every one not yet flushed stay dirty for the next turn.
+                let rest: Vec<ConnId> = dirty[i..].to_vec();
+                for id in &rest {
+                    if let Some(c) = self.table.get_mut(*id) {
+                        c.dirty = true;
+                    }
+                }
+                self.dirty = rest;
+                return;
+            }
+        }
+    }
+
+    fn collect_closed(&mut self) {
+        // Only connections touched this turn can have closed: every timer,
+        // packet and handshake expiry marks its connection dirty first.
+        let touched = std::mem::take(&mut self.touched);
+        for id in touched {
+            if !self.table.get(id).is_some_and(|c| c.quic.is_closed() || (c.expired && !c.dirty)) {
+                continue;
+            }
+            let Some(mut conn) = self.table.remove(id) else { continue };
+            self.deadlines.forget_timer(id, conn.timer);
+            count_quic_datagrams(&mut conn, &self.shared.counters);
+            conn.h3.on_connection_closed(&mut self.app);
+            Counters::sub(&self.shared.counters.connections_open, 1);
+            if !conn.quic.is_established() {
+                Counters::add(&self.shared.counters.handshake_failures, 1);
+            }
+            let q = &conn.quic;
+            let (how, is_app, code, reason): (CloseHow, bool, u64, &[u8]) = if let Some(e) = q.peer_error() {
+                (CloseHow::Peer, e.is_app, e.error_code, &e.reason)
+            } else if let Some(e) = q.local_error() {
+                (CloseHow::Local, e.is_app, e.error_code, &e.reason)
+            } else if q.is_timed_out() {
+                (CloseHow::IdleTimeout, false, 0, b"")
+            } else {
+                (CloseHow::Other, false, 0, b"")
+            };
+            self.app.on_conn_closed(id, ConnClosed { how, is_app, code, reason, peer: display(conn.peer), cid: &conn.cid_hex });
+        }
+    }
+}
+
+/// Adds the DATAGRAM frames quiche received on `conn` since the last call.
+#[inline]
+fn count_quic_datagrams(conn: &mut Conn, counters: &Counters) {
+    let n = conn.quic.stats().dgram_recv;
+    Counters::add(&counters.quic_datagrams_received, n.saturating_sub(conn.dgrams_counted) as u64);
+    conn.dgrams_counted = n;
+}

@@ -1,0 +1,174 @@
+//! The server's UDP socket: GSO on send and GRO on receive through
+//! quinn-udp (with its fallbacks), runs of one connection's packets sent as
+//! one super-datagram, and the sends the kernel would not take yet.
+
+use std::io::{self, ErrorKind};
+use std::net::SocketAddr;
+
+use mio::net::UdpSocket;
+use mio::{Interest, Registry, Token};
+
+use crate::counters::Counters;
+use crate::error::ListenError;
+
+/// quiche's max_send_udp_payload_size (config.rs) rounded up.
+pub const MAX_PACKET: usize = 1500;
+const MAX_GSO_SEGMENTS: usize = 32;
+
+/// A send the socket would not take (WouldBlock), kept in order.
+struct Blocked {
+    data: Vec<u8>,
+    to: SocketAddr,
+    segment: Option<usize>,
+}
+
+/// Packets gathered in `send_buf[..len]`: `count` of `segment` bytes to
+/// `to`, the last possibly shorter.
+pub struct Run {
+    pub len: usize,
+    pub count: usize,
+    pub segment: usize,
+    pub to: SocketAddr,
+}
+
+impl Run {
+    pub fn empty(to: SocketAddr) -> Run {
+        Run { len: 0, count: 0, segment: 0, to }
+    }
+}
+
+pub struct Socket {
+    socket: UdpSocket,
+    /// GSO/GRO-capable socket state (quinn-udp).
+    udp: quinn_udp::UdpSocketState,
+    pub local: SocketAddr,
+    pub recv_buf: Vec<u8>,
+    /// Outgoing packets of one connection, back to back, sent as one GSO
+    /// super-datagram when the kernel supports it.
+    pub send_buf: Vec<u8>,
+    /// Sends the socket would not take yet, in order; at most the runs of
+    /// one connection's flush.
+    blocked: Vec<Blocked>,
+    /// The last read stopped at the per-turn limit, not at WouldBlock.
+    pub may_have_more: bool,
+}
+
+fn enlarge_socket_buffers(socket: &std::net::UdpSocket) {
+    use std::os::fd::AsRawFd;
+    let size: libc::c_int = 4 << 20;
+    for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
+        // Best effort: the kernel caps it at net.core.[rw]mem_max.
+        unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                &size as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+}
+
+fn bracket(host: &str) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    }
+}
+
+impl Socket {
+    pub fn bind(host: &str, port: u16) -> Result<Socket, ListenError> {
+        let addr: SocketAddr =
+            format!("{}:{}", bracket(host), port).parse().map_err(|_| ListenError::InvalidHost { host: host.to_string() })?;
+        let std_socket = crate::udp_bind::bind(addr).map_err(|cause| match cause.kind() {
+            ErrorKind::AddrInUse => ListenError::PortInUse { port, host: host.to_string() },
+            _ => ListenError::Bind { addr, cause },
+        })?;
+        std_socket.set_nonblocking(true).map_err(ListenError::Socket)?;
+        enlarge_socket_buffers(&std_socket);
+        let local = std_socket.local_addr().map_err(ListenError::Socket)?;
+        let socket = UdpSocket::from_std(std_socket);
+        Ok(Socket {
+            udp: quinn_udp::UdpSocketState::new((&socket).into()).map_err(ListenError::UdpSetup)?,
+            socket,
+            local,
+            recv_buf: vec![0; 65536],
+            send_buf: vec![0; MAX_GSO_SEGMENTS * MAX_PACKET],
+            blocked: Vec::new(),
+            may_have_more: true,
+        })
+    }
+
+    pub fn register(&mut self, registry: &Registry, token: Token) -> Result<(), ListenError> {
+        registry.register(&mut self.socket, token, Interest::READABLE | Interest::WRITABLE).map_err(ListenError::Socket)
+    }
+
+    /// One read into `recv_buf`; with GRO it may carry several datagrams.
+    pub fn recv(&mut self) -> io::Result<quinn_udp::RecvMeta> {
+        let mut meta = [quinn_udp::RecvMeta::default()];
+        let mut bufs = [std::io::IoSliceMut::new(&mut self.recv_buf)];
+        self.udp.recv((&self.socket).into(), &mut bufs, &mut meta)?;
+        Ok(meta[0])
+    }
+
+    /// Answers an Initial of an unsupported version.
+    pub fn negotiate_version(&mut self, scid: &quiche::ConnectionId, dcid: &quiche::ConnectionId, to: SocketAddr) {
+        if let Ok(n) = quiche::negotiate_version(scid, dcid, &mut self.send_buf) {
+            let _ = self.socket.send_to(&self.send_buf[..n], to);
+        }
+    }
+
+    pub fn max_segments(&self) -> usize {
+        self.udp.max_gso_segments().clamp(1, MAX_GSO_SEGMENTS)
+    }
+
+    pub fn is_blocked(&self) -> bool {
+        !self.blocked.is_empty()
+    }
+
+    /// Sends what was blocked, in order; false if the socket still will not
+    /// take it.
+    pub fn retry_blocked(&mut self) -> bool {
+        while !self.blocked.is_empty() {
+            let b = &self.blocked[0];
+            if send_run(&self.udp, &self.socket, &b.data, b.to, b.segment).is_err() {
+                return false;
+            }
+            self.blocked.remove(0);
+        }
+        true
+    }
+
+    /// Sends a run, or queues it behind earlier blocked sends so order holds.
+    pub fn flush_run(&mut self, run: &Run, counters: &Counters) {
+        if run.count == 0 {
+            return;
+        }
+        Counters::add(&counters.udp_datagrams_sent, run.count as u64);
+        Counters::add(&counters.udp_bytes_sent, run.len as u64);
+        if run.count > 1 {
+            Counters::add(&counters.udp_gso_sends, 1);
+        }
+        let segment = (run.count > 1).then_some(run.segment);
+        let contents = &self.send_buf[..run.len];
+        if self.blocked.is_empty() && send_run(&self.udp, &self.socket, contents, run.to, segment).is_ok() {
+            return;
+        }
+        self.blocked.push(Blocked { data: contents.to_vec(), to: run.to, segment });
+    }
+}
+
+/// One GSO send (or a plain one for a single packet). quinn-udp falls back
+/// to separate datagrams itself where the kernel lacks GSO.
+fn send_run(udp: &quinn_udp::UdpSocketState, socket: &UdpSocket, buf: &[u8], to: SocketAddr, segment: Option<usize>) -> io::Result<()> {
+    let t = quinn_udp::Transmit { destination: to, ecn: None, contents: buf, segment_size: segment, src_ip: None };
+    match udp.try_send(socket.into(), &t) {
+        // Any other error (an ICMP-reported peer, GSO refused: quinn-udp then
+        // turns GSO off) loses these packets like the network would; QUIC
+        // loss recovery resends them.
+        Err(e) if e.kind() != ErrorKind::WouldBlock => Ok(()),
+        r => r,
+    }
+}

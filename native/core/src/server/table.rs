@@ -1,0 +1,117 @@
+//! The connection table: every open connection by handle, and the
+//! connection IDs that route packets to it.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use crate::h3::connection::H3Connection;
+use crate::ids::ConnId;
+
+pub struct Conn {
+    pub quic: quiche::Connection,
+    pub h3: H3Connection,
+    pub peer: SocketAddr,
+    /// Connection IDs routed to this connection: ours, and the client's
+    /// original destination ID until the handshake moves on.
+    pub cids: Vec<Vec<u8>>,
+    pub cid_hex: String,
+    pub dirty: bool,
+    /// When the first packet arrived, for the handshake timeout.
+    pub accepted_at: Instant,
+    /// The handshake timed out: the connection is closed and dropped once
+    /// its CONNECTION_CLOSE went out, without the draining period.
+    pub expired: bool,
+    /// quiche's DATAGRAM receive count already added to the counters.
+    pub dgrams_counted: usize,
+    /// This connection's entry in `Deadlines::timers`.
+    pub timer: Option<Instant>,
+    /// Sending waits for the application's answer to this turn's work.
+    pub held: bool,
+    /// The application's responses were applied this turn: send them now.
+    pub answered: bool,
+}
+
+pub struct ConnTable {
+    conns: HashMap<ConnId, Conn>,
+    cids: HashMap<Vec<u8>, ConnId>,
+    next_handle: u32,
+}
+
+impl Default for ConnTable {
+    fn default() -> Self {
+        ConnTable { conns: HashMap::new(), cids: HashMap::new(), next_handle: 1 }
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl ConnTable {
+    /// The connection a packet's destination connection ID belongs to.
+    pub fn route(&self, dcid: &[u8]) -> Option<ConnId> {
+        self.cids.get(dcid).copied()
+    }
+
+    /// A handle for a new connection (never 0; wraps after 2^32 - 1).
+    pub fn allocate(&mut self) -> ConnId {
+        let handle = self.next_handle;
+        self.next_handle = self.next_handle.wrapping_add(1).max(1);
+        ConnId(handle)
+    }
+
+    pub fn insert(&mut self, id: ConnId, conn: Conn) {
+        for cid in &conn.cids {
+            self.cids.insert(cid.clone(), id);
+        }
+        self.conns.insert(id, conn);
+    }
+
+    /// Takes a connection out, with its connection IDs.
+    pub fn remove(&mut self, id: ConnId) -> Option<Conn> {
+        let conn = self.conns.remove(&id)?;
+        for cid in &conn.cids {
+            self.cids.remove(cid);
+        }
+        Some(conn)
+    }
+
+    pub fn get(&self, id: ConnId) -> Option<&Conn> {
+        self.conns.get(&id)
+    }
+
+    pub fn get_mut(&mut self, id: ConnId) -> Option<&mut Conn> {
+        self.conns.get_mut(&id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.conns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.conns.is_empty()
+    }
+
+    pub fn ids(&self) -> Vec<ConnId> {
+        self.conns.keys().copied().collect()
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (ConnId, &mut Conn)> {
+        self.conns.iter_mut().map(|(id, c)| (*id, c))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (ConnId, &Conn)> {
+        self.conns.iter().map(|(id, c)| (*id, c))
+    }
+
+    /// Queues a connection for this turn's processing and flush, once.
+    pub fn mark_dirty(&mut self, id: ConnId, dirty: &mut Vec<ConnId>) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            if !c.dirty {
+                c.dirty = true;
+                dirty.push(id);
+            }
+        }
+    }
+}
