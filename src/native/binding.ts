@@ -4,83 +4,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export interface NativeOptions {
-  host: string;
-  port: number;
-  certPath: string;
-  keyPath: string;
-  streamedBodies: boolean;
-  bodyWindow?: number;
-  bodyCredit?: number;
-  idleTimeoutMs?: number;
-  handshakeTimeoutMs?: number;
-  maxConnections?: number;
-  maxStreamsPerConnection?: number;
-  maxFieldSectionSize?: number;
-  streamWindow?: number;
-  panicOnPath?: string;
-  webtransport?: boolean;
-  keylogPath?: string;
-  qlogDir?: string;
-  /** Benchmark only: 'a' or 'c' makes Rust answer Profile A / C itself. */
-  benchNativeHandler?: string;
-}
+// The addon's types are generated from the Rust exports by `napi build`
+// (src/native/addon.d.ts); this file only finds and loads the binary.
+import type { limits, listen, NativeAddress, NativeCounters, NativeLimits, NativeOptions, NativeServer } from './addon';
 
-export interface NativeAddress {
-  address: string;
-  family: string;
-  port: number;
-}
-
-export interface NativeCounters {
-  udpBytesReceived: number;
-  udpDatagramsReceived: number;
-  udpDatagramsSent: number;
-  /** Sends that carried several datagrams at once (UDP GSO). */
-  udpGsoSends: number;
-  bodyBytesRead: number;
-  connectionsAccepted: number;
-  connectionsOpen: number;
-  /** Connections closed before their handshake completed. */
-  handshakeFailures: number;
-  /** UDP payload bytes sent. */
-  udpBytesSent: number;
-  /** Request streams (WebTransport CONNECT streams included) the native core holds state for now. */
-  requestStreamsOpen: number;
-  /** Connections dropped because their handshake did not complete within handshakeTimeoutMs. */
-  handshakeTimeouts: number;
-  /** Datagrams counted for open WebTransport sessions. */
-  wtDatagramsReceived: number;
-  /** DATAGRAM frames quiche reports received (its Stats::dgram_recv). */
-  quicDatagramsReceived: number;
-  /** Responses the native core wrote itself, by status: 200 opening a WebTransport session, 413 over the body window, 429 past the session cap, 431 over the field-section size, 501 for CONNECT. */
-  nativeResponses200: number;
-  nativeResponses413: number;
-  nativeResponses429: number;
-  nativeResponses431: number;
-  nativeResponses501: number;
-}
-
-export interface NativeServer {
-  address(): NativeAddress;
-  counters(): NativeCounters;
-  submit(commands: Buffer | null, ackedBatch: number): void;
-  shutdown(graceful: boolean): void;
-  join(): void;
-}
-
-export interface NativeLimits {
-  webtransportSessionsCap: number;
-  webtransportPeerStreamsCap: number;
-  defaultBodyWindow: number;
-  defaultBodyCredit: number;
-  defaultMaxFieldSectionSize: number;
-  defaultHandshakeTimeoutMs: number;
-}
+export type { NativeAddress, NativeCounters, NativeLimits, NativeOptions, NativeServer };
 
 interface Addon {
-  listen(options: NativeOptions, onEvents: (batch: Buffer) => void): NativeServer;
-  limits(): NativeLimits;
+  listen: typeof listen;
+  limits: typeof limits;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');

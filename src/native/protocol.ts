@@ -2,30 +2,10 @@
 // is the other half and docs/design.md describes the layout. Decoding calls
 // the sink directly, so no intermediate event objects are allocated.
 
-export const enum EventKind {
-  Request = 1,
-  Body = 2,
-  StreamAborted = 3,
-  ConnOpen = 4,
-  ConnClosed = 5,
-  Log = 6,
-  ServerClosed = 7,
-  WtSessionOpen = 8,
-  WtSessionClosed = 9,
-  WtStream = 10,
-  WtDatagrams = 11,
-}
+import { CommandKind, EventKind, RequestFlag } from './boundary.generated';
 
-/** WT_STREAM `what`. */
-export const WtStreamEvent = { Opened: 1, Rejected: 2, Closed: 3 } as const;
-
-export const RequestFlag = { Complete: 1, HasBody: 2 } as const;
-
-export const CloseHow = { Peer: 1, Local: 2, IdleTimeout: 3, Other: 4 } as const;
-
-export const AbortReason = { PeerReset: 1, PeerStopSending: 2, ProtocolError: 3 } as const;
-
-export const LogLevel = { Error: 1, Warn: 2, Info: 3, Debug: 4 } as const;
+// The codes are generated from the Rust definitions (native/addon/src/boundary/codes.rs).
+export { AbortReason, CloseHow, CommandKind, EventKind, LogLevel, RequestFlag, WtStreamEvent } from './boundary.generated';
 
 export interface ConnClosedInfo {
   conn: number;
@@ -163,8 +143,6 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
 }
 
 const EMPTY = Buffer.alloc(0);
-
-const CommandKind = { Respond: 1 } as const;
 
 /** Accumulates commands for the next crossing into native code. */
 export class CommandWriter {

@@ -90,34 +90,27 @@ pub fn limits() -> NativeLimits {
 
 type EventCallback = ThreadsafeFunction<Buffer, Unknown<'static>, Buffer, Status, false>;
 
-#[napi(object)]
-pub struct NativeCounters {
-    pub udp_bytes_received: f64,
-    pub udp_datagrams_received: f64,
-    pub udp_datagrams_sent: f64,
-    pub udp_gso_sends: f64,
-    pub body_bytes_read: f64,
-    pub connections_accepted: f64,
-    pub connections_open: f64,
-    pub handshake_failures: f64,
-    pub udp_bytes_sent: f64,
-    pub request_streams_open: f64,
-    pub handshake_timeouts: f64,
-    /// Datagrams counted for open WebTransport sessions.
-    pub wt_datagrams_received: f64,
-    /// DATAGRAM frames quiche reports received (its `Stats::dgram_recv`).
-    pub quic_datagrams_received: f64,
-    /// Responses the native core wrote itself, by status: 200 opening a
-    /// WebTransport session, 413 over the body window, 429 past the
-    /// session cap, 431 over the field-section size, 501 for CONNECT.
-    /// Plain number fields: a Vec of objects would pull napi array symbols
-    /// into the fuzz targets' link, which has no Node to provide them.
-    pub native_responses_200: f64,
-    pub native_responses_413: f64,
-    pub native_responses_429: f64,
-    pub native_responses_431: f64,
-    pub native_responses_501: f64,
+/// The counters' snapshot for JavaScript, built from the one list in
+/// h3core's counters.rs: a plain number per counter and per self-answered
+/// status (plain fields: a napi array of objects would be no clearer).
+macro_rules! native_counters {
+    (counters { $($(#[$doc:meta])* $name:ident,)* } statuses { $($status_field:ident = $status:literal,)* }) => {
+        #[napi(object)]
+        pub struct NativeCounters {
+            $($(#[$doc])* pub $name: f64,)*
+            $(pub $status_field: f64,)*
+        }
+
+        fn counters_snapshot(c: &counters::Counters) -> NativeCounters {
+            NativeCounters {
+                $($name: counters::Counters::get(&c.$name) as f64,)*
+                $($status_field: c.native_statuses.get($status) as f64,)*
+            }
+        }
+    };
 }
+
+h3core::reported_counters!(native_counters);
 
 #[napi]
 pub struct NativeServer {
@@ -130,7 +123,7 @@ pub struct NativeServer {
 /// Binds the UDP socket, loads the TLS identity and starts the I/O thread.
 /// `onEvents` receives every event batch as one Buffer.
 #[napi(catch_unwind)]
-pub fn listen(options: NativeOptions, on_events: EventCallback) -> Result<NativeServer> {
+pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => void")] on_events: EventCallback) -> Result<NativeServer> {
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port out of range: {}", options.port)))?;
     let d = Options::default();
     let opts = Options {
@@ -209,28 +202,7 @@ impl NativeServer {
     /// A snapshot of the server-wide counters.
     #[napi(catch_unwind)]
     pub fn counters(&self) -> NativeCounters {
-        use counters::Counters as C;
-        let c = &self.shared.counters;
-        NativeCounters {
-            udp_bytes_received: C::get(&c.udp_bytes_received) as f64,
-            udp_datagrams_received: C::get(&c.udp_datagrams_received) as f64,
-            udp_datagrams_sent: C::get(&c.udp_datagrams_sent) as f64,
-            udp_gso_sends: C::get(&c.udp_gso_sends) as f64,
-            body_bytes_read: C::get(&c.body_bytes_read) as f64,
-            connections_accepted: C::get(&c.connections_accepted) as f64,
-            connections_open: C::get(&c.connections_open) as f64,
-            handshake_failures: C::get(&c.handshake_failures) as f64,
-            udp_bytes_sent: C::get(&c.udp_bytes_sent) as f64,
-            request_streams_open: C::get(&c.request_streams_open) as f64,
-            handshake_timeouts: C::get(&c.handshake_timeouts) as f64,
-            wt_datagrams_received: C::get(&c.wt_datagrams_received) as f64,
-            quic_datagrams_received: C::get(&c.quic_datagrams_received) as f64,
-            native_responses_200: c.native_statuses.get(200) as f64,
-            native_responses_413: c.native_statuses.get(413) as f64,
-            native_responses_429: c.native_statuses.get(429) as f64,
-            native_responses_431: c.native_statuses.get(431) as f64,
-            native_responses_501: c.native_statuses.get(501) as f64,
-        }
+        counters_snapshot(&self.shared.counters)
     }
 
     /// Hands a command batch to the I/O loop and acknowledges every event

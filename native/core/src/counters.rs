@@ -3,39 +3,77 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-#[derive(Default)]
-pub struct Counters {
-    pub udp_bytes_received: AtomicU64,
-    pub udp_datagrams_received: AtomicU64,
-    pub udp_datagrams_sent: AtomicU64,
-    /// Sends that carried several datagrams at once (UDP GSO).
-    pub udp_gso_sends: AtomicU64,
-    /// Request-body bytes the HTTP/3 layer read from QUIC streams.
-    pub body_bytes_read: AtomicU64,
-    pub connections_accepted: AtomicU64,
-    pub connections_open: AtomicU64,
-    pub wt_sessions_open: AtomicU64,
-    pub wt_peer_streams_open: AtomicU64,
-    pub wt_datagrams_received: AtomicU64,
-    /// Connections that closed before their handshake completed (TLS alert,
-    /// no common ALPN, handshake timeout, peer gave up).
-    pub handshake_failures: AtomicU64,
-    /// UDP payload bytes handed to the kernel.
-    pub udp_bytes_sent: AtomicU64,
-    /// Request streams (including WebTransport CONNECT streams) the HTTP/3
-    /// layer holds state for now, server-wide.
-    pub request_streams_open: AtomicU64,
-    /// Connections dropped because their handshake did not finish in time.
-    pub handshake_timeouts: AtomicU64,
-    /// DATAGRAM frames quiche reports received (`Stats::dgram_recv`), summed
-    /// over connections: the reference W7 checks `usage.datagrams` against.
-    pub quic_datagrams_received: AtomicU64,
-    /// Responses the native core wrote by itself (413, 429, 431, 501, the
-    /// 200 that opens a WebTransport session), by status: they never reach
-    /// JavaScript's 'response' event. The benchmark-only native handler is
-    /// not counted here.
-    pub native_statuses: NativeStatuses,
+/// The counters JavaScript reads (`NativeServer.counters()`), defined once:
+/// calls `$callback!` with every tallied counter (`counters { .. }`) and the
+/// response statuses reported apart (`statuses { field = status, .. }`). The
+/// `Counters` struct below and the addon's `NativeCounters` (whose generated
+/// declaration TypeScript imports) are both built from this list. Docs are
+/// written `#[doc = ".."]`, not `///`: napi-rs copies a plain string literal
+/// into the TypeScript declaration, but not the raw one `///` becomes inside a
+/// macro.
+#[macro_export]
+macro_rules! reported_counters {
+    ($callback:ident) => {
+        $callback! {
+            counters {
+                udp_bytes_received,
+                udp_datagrams_received,
+                udp_datagrams_sent,
+                #[doc = "Sends that carried several datagrams at once (UDP GSO)."]
+                udp_gso_sends,
+                #[doc = "Request-body bytes the HTTP/3 layer read from QUIC streams."]
+                body_bytes_read,
+                connections_accepted,
+                connections_open,
+                #[doc = "Connections that closed before their handshake completed (TLS alert,"]
+                #[doc = "no common ALPN, handshake timeout, peer gave up)."]
+                handshake_failures,
+                #[doc = "UDP payload bytes handed to the kernel."]
+                udp_bytes_sent,
+                #[doc = "Request streams (including WebTransport CONNECT streams) the HTTP/3"]
+                #[doc = "layer holds state for now, server-wide."]
+                request_streams_open,
+                #[doc = "Connections dropped because their handshake did not finish in time."]
+                handshake_timeouts,
+                #[doc = "Datagrams counted for open WebTransport sessions."]
+                wt_datagrams_received,
+                #[doc = "DATAGRAM frames quiche reports received (`Stats::dgram_recv`), summed"]
+                #[doc = "over connections: the reference W7 checks `usage.datagrams` against."]
+                quic_datagrams_received,
+            }
+            // Responses the native core wrote by itself: the 200 that opens a
+            // WebTransport session, 413 over the body window, 429 past the
+            // session cap, 431 over the field-section size, 501 for CONNECT.
+            statuses {
+                native_responses_200 = 200,
+                native_responses_413 = 413,
+                native_responses_429 = 429,
+                native_responses_431 = 431,
+                native_responses_501 = 501,
+            }
+        }
+    };
 }
+
+macro_rules! define_counters {
+    (counters { $($(#[$doc:meta])* $name:ident,)* } statuses { $($status_field:ident = $status:literal,)* }) => {
+        #[derive(Default)]
+        pub struct Counters {
+            $($(#[$doc])* pub $name: AtomicU64,)*
+            /// WebTransport sessions open now, server-wide (the build-time cap
+            /// applies to it).
+            pub wt_sessions_open: AtomicU64,
+            /// Client-opened WebTransport streams open now, server-wide.
+            pub wt_peer_streams_open: AtomicU64,
+            /// Responses the native core wrote by itself, by status: they never
+            /// reach JavaScript's 'response' event. The benchmark-only native
+            /// handler is not counted here.
+            pub native_statuses: NativeStatuses,
+        }
+    };
+}
+
+reported_counters!(define_counters);
 
 /// One tally per HTTP status code 100..=599.
 pub struct NativeStatuses([AtomicU64; 500]);

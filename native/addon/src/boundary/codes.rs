@@ -1,67 +1,172 @@
-//! Every code of the boundary protocol, in one place: event and command
-//! kinds, REQUEST flags, abort reasons, close kinds, log levels and
-//! WebTransport stream changes. `src/native/protocol.ts` is the TypeScript
-//! side; docs/design.md describes the layout.
+//! Every number the boundary protocol gives a meaning to — event kinds,
+//! command kinds, flags, reasons, levels — defined once, here. The Rust
+//! encoder and decoder use these modules; TypeScript gets the same values
+//! from `src/native/boundary.generated.ts`, which `typescript()` writes (the
+//! test below fails while the committed file differs from it; run
+//! `UPDATE_GENERATED=1 cargo test -p h3-node-addon boundary` to rewrite it).
 
-/// Event kinds (native to JavaScript), the first byte of each event.
-pub mod event_kind {
-    pub const REQUEST: u8 = 1;
-    pub const BODY: u8 = 2;
-    pub const STREAM_ABORTED: u8 = 3;
-    pub const CONN_OPEN: u8 = 4;
-    pub const CONN_CLOSED: u8 = 5;
-    pub const LOG: u8 = 6;
-    pub const SERVER_CLOSED: u8 = 7;
-    pub const WT_SESSION_OPEN: u8 = 8;
-    pub const WT_SESSION_CLOSED: u8 = 9;
-    pub const WT_STREAM: u8 = 10;
-    pub const WT_DATAGRAMS: u8 = 11;
+/// Declares one group of codes: a Rust module of constants, and the group's
+/// entry in `GROUPS` for the TypeScript generator. The TypeScript member
+/// names are the Rust names in PascalCase (`WT_SESSION_OPEN` ->
+/// `WtSessionOpen`).
+macro_rules! code_group {
+    ($(#[$doc:meta])* $module:ident: $ty:ty => $ts_name:literal { $($(#[$item_doc:meta])* $name:ident = $value:expr,)* }) => {
+        $(#[$doc])*
+        pub mod $module {
+            $($(#[$item_doc])* pub const $name: $ty = $value;)*
+            /// (Rust name, value), in declaration order.
+            pub const ALL: &[(&str, u64)] = &[$((stringify!($name), $value as u64)),*];
+        }
+    };
 }
 
-/// WT_STREAM `what`.
-pub mod wt_stream {
-    /// A client stream joined its session (counts as open).
-    pub const OPENED: u8 = 1;
-    /// A client stream was offered but refused over the cap (never open).
-    pub const REJECTED: u8 = 2;
-    pub const CLOSED: u8 = 3;
+code_group! {
+    /// Native -> JavaScript: the first byte of every event.
+    event_kind: u8 => "EventKind" {
+        REQUEST = 1,
+        BODY = 2,
+        STREAM_ABORTED = 3,
+        CONN_OPEN = 4,
+        CONN_CLOSED = 5,
+        LOG = 6,
+        SERVER_CLOSED = 7,
+        WT_SESSION_OPEN = 8,
+        WT_SESSION_CLOSED = 9,
+        WT_STREAM = 10,
+        WT_DATAGRAMS = 11,
+    }
 }
 
-/// REQUEST flags.
-pub mod request_flag {
-    /// The request stream ended with the header section (or, in buffered
-    /// mode, the whole body is in this event): no BODY events follow.
-    pub const COMPLETE: u8 = 1;
-    /// Body bytes follow the field lines in this event (buffered mode).
-    pub const HAS_BODY: u8 = 2;
+code_group! {
+    /// JavaScript -> native: the first byte of every command.
+    command_kind: u8 => "CommandKind" {
+        RESPOND = 1,
+    }
 }
 
-/// Why a request stream ended without a normal finish.
-pub mod abort_reason {
-    pub const PEER_RESET: u8 = 1;
-    pub const PEER_STOP_SENDING: u8 = 2;
-    pub const PROTOCOL_ERROR: u8 = 3;
+code_group! {
+    /// WT_STREAM `what`.
+    wt_stream: u8 => "WtStreamEvent" {
+        /// A client stream joined its session (counts as open).
+        OPENED = 1,
+        /// A client stream was offered but refused over the cap (never open).
+        REJECTED = 2,
+        CLOSED = 3,
+    }
 }
 
-/// How a connection ended (CONN_CLOSED `how`).
-pub mod close_how {
-    /// The peer sent CONNECTION_CLOSE.
-    pub const PEER: u8 = 1;
-    /// This server closed it (protocol error, shutdown, panic).
-    pub const LOCAL: u8 = 2;
-    pub const IDLE_TIMEOUT: u8 = 3;
-    /// The handshake never completed or the connection vanished otherwise.
-    pub const OTHER: u8 = 4;
+code_group! {
+    /// REQUEST flags.
+    request_flag: u8 => "RequestFlag" {
+        /// The request stream ended with the header section (or, in buffered
+        /// mode, the whole body is in this event): no BODY events follow.
+        COMPLETE = 1,
+        /// Body bytes follow the field lines in this event (buffered mode).
+        HAS_BODY = 2,
+    }
 }
 
-pub mod log_level {
-    pub const ERROR: u8 = 1;
-    pub const WARN: u8 = 2;
-    pub const INFO: u8 = 3;
-    pub const DEBUG: u8 = 4;
+code_group! {
+    /// Why a request stream ended without a normal finish (STREAM_ABORTED).
+    abort_reason: u8 => "AbortReason" {
+        PEER_RESET = 1,
+        PEER_STOP_SENDING = 2,
+        PROTOCOL_ERROR = 3,
+    }
 }
 
-/// Command kinds (JavaScript to native), the first byte of each command.
-pub mod command_kind {
-    pub const RESPOND: u8 = 1;
+code_group! {
+    /// How a connection ended (CONN_CLOSED `how`).
+    close_how: u8 => "CloseHow" {
+        /// The peer sent CONNECTION_CLOSE.
+        PEER = 1,
+        /// This server closed it (protocol error, shutdown, panic).
+        LOCAL = 2,
+        IDLE_TIMEOUT = 3,
+        /// The handshake never completed or the connection vanished otherwise.
+        OTHER = 4,
+    }
+}
+
+code_group! {
+    /// LOG `level`.
+    log_level: u8 => "LogLevel" {
+        ERROR = 1,
+        WARN = 2,
+        INFO = 3,
+        DEBUG = 4,
+    }
+}
+
+/// Every group: (TypeScript enum name, its codes).
+pub const GROUPS: &[(&str, &[(&str, u64)])] = &[
+    ("EventKind", event_kind::ALL),
+    ("CommandKind", command_kind::ALL),
+    ("WtStreamEvent", wt_stream::ALL),
+    ("RequestFlag", request_flag::ALL),
+    ("AbortReason", abort_reason::ALL),
+    ("CloseHow", close_how::ALL),
+    ("LogLevel", log_level::ALL),
+];
+
+/// `WT_SESSION_OPEN` -> `WtSessionOpen`.
+fn pascal_case(upper_snake: &str) -> String {
+    upper_snake
+        .split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or_else(String::new, |first| first.to_string() + &chars.as_str().to_ascii_lowercase())
+        })
+        .collect()
+}
+
+/// The TypeScript module with every group as a `const enum`: `tsc` inlines
+/// the values, so decoding a batch reads literals, as before.
+pub fn typescript() -> String {
+    let mut out = String::from(
+        "// Generated from native/addon/src/boundary/codes.rs: do not edit. The Rust\n\
+         // test `boundary::codes::tests::typescript_is_current` fails while this file\n\
+         // differs from what it generates; UPDATE_GENERATED=1 makes it rewrite it.\n",
+    );
+    for (name, codes) in GROUPS {
+        out.push_str(&format!("\nexport const enum {name} {{\n"));
+        for (rust_name, value) in *codes {
+            out.push_str(&format!("  {} = {value},\n", pascal_case(rust_name)));
+        }
+        out.push_str("}\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GENERATED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/native/boundary.generated.ts");
+
+    #[test]
+    fn typescript_is_current() {
+        let want = typescript();
+        if std::env::var_os("UPDATE_GENERATED").is_some() {
+            std::fs::write(GENERATED, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(GENERATED).unwrap_or_default();
+        assert!(have == want, "{GENERATED} is stale: run UPDATE_GENERATED=1 cargo test typescript_is_current");
+    }
+
+    #[test]
+    fn codes_are_unique_within_each_group() {
+        for (name, codes) in GROUPS {
+            let mut values: Vec<u64> = codes.iter().map(|(_, v)| *v).collect();
+            values.sort_unstable();
+            values.dedup();
+            assert_eq!(values.len(), codes.len(), "{name} repeats a value");
+        }
+    }
+
+    #[test]
+    fn pascal_case_names() {
+        assert_eq!(pascal_case("WT_SESSION_OPEN"), "WtSessionOpen");
+        assert_eq!(pascal_case("REQUEST"), "Request");
+    }
 }
