@@ -19,6 +19,10 @@ rust_failed=$(grep -Eo '[0-9]+ failed' "$cargo_out" | awk '{s+=$1} END {print s+
 if [[ $cargo_status -ne 0 && $rust_failed -eq 0 ]]; then rust_failed=1; fi  # build failure counts as a failure
 echo "{\"suite\":\"cargo\",\"passed\":$rust_passed,\"failed\":$rust_failed}" >> "$counts"
 
+# The benchmark's addon variant (cargo feature bench-handler) for
+# test/bench-harness.test.ts; cargo reuses everything but the two crates.
+npm run --silent build:native:bench || echo "build:native:bench failed; test/bench-harness.test.ts will say so"
+
 # Every suite unless files are named: `npm test -- test/cli.test.ts`. The glob
 # is here rather than in .mocharc.json, where mocha would add it to the files
 # named on the command line, so `npx mocha test/x.test.ts` runs just that file.

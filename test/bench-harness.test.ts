@@ -3,20 +3,35 @@
 // different work; and the quiche datagram counter W7 checks against must
 // match what Profile B counts. Real UDP, aioquic as the client.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { createServer, silentLogger } from '../src';
 import { WebTransportStats } from '../src/demo';
 import { withDevHooks } from '../src/lib/dev-hooks';
 import { profileA, profileC } from '../src/demo/profiles';
 import { createProfileB } from '../src/demo/profiles/profile-b';
 import { b64, runClient, PlannedRequest, H3Response } from './helpers/h3client';
+import { ROOT } from './helpers/paths';
 import { runWt } from './helpers/wt-client';
+
+/**
+ * The addon variant with the bench answerer (cargo feature bench-handler),
+ * which `npm run build:native:bench` builds (scripts/test.sh runs it); the
+ * shipped addon in dist/native has no answerer.
+ */
+function benchAddon(): string {
+  const dir = path.join(ROOT, 'bench', '.work', 'addon-bench');
+  const found = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.node')) : [];
+  assert.equal(found.length, 1, `no bench addon variant in ${dir}: run npm run build:native:bench`);
+  return path.join(dir, found[0]);
+}
 
 const BEARER = 'Bearer h3-demo-token-2f9c';
 const COOKIE = 'session=h3-demo-7b41e0';
 
 async function answers(profile: typeof profileA, native: 'a' | 'c' | undefined, requests: PlannedRequest[]) {
   const { options, handler } = profile.create(silentLogger);
-  const server = createServer(withDevHooks({ ...options, logger: silentLogger }, { benchNativeHandler: native }), handler);
+  const server = createServer(withDevHooks({ ...options, logger: silentLogger }, native ? { benchNativeHandler: native, addonPath: benchAddon() } : {}), handler);
   try {
     const { port } = await server.listen(0, '127.0.0.1');
     const result = await runClient(port, { timeout: 5, requests, sequential: true });
