@@ -62,43 +62,25 @@ async function declaresBenchFeature(root: string): Promise<boolean> {
 }
 
 /**
- * `napi build` as package.json's build:native runs it (same crate, profile
- * and platform suffix), plus --features bench-handler, into
- * <root>/bench/.work/addon-bench, with a cargo target directory of its own
- * under bench/.work so it neither invalidates nor overwrites the shipped
- * build's artifacts. Nice'd: the machine may be shared.
+ * The checkout's own `npm run build:native:bench` (build:native plus
+ * --features bench-handler, into <root>/bench/.work/addon-bench), the same
+ * build scripts/test.sh makes for test/bench-harness.test.ts. It shares the
+ * checkout's cargo target directory, so only the two crates of the project
+ * are compiled again. Nice'd: the machine may be shared.
  */
 export async function buildBenchVariant(root: string, name: string): Promise<NativePath> {
   const slug = name.replace(/\s+/g, '-');
   const outDir = path.join(root, 'bench/.work/addon-bench');
   const logFile = path.join(WORK, `${slug}-addon-bench-build.log`);
-  const script: string = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts?.['build:native'] ?? '';
-  const args = napiVariantArgs(script, outDir);
-  if (!args) return { kind: 'unavailable', why: `package.json build:native is not a napi build command: ${JSON.stringify(script)}` };
-  fs.mkdirSync(outDir, { recursive: true });
+  const scripts = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts ?? {};
+  if (!scripts['build:native:bench']) return { kind: 'unavailable', why: `package.json has no build:native:bench script` };
   log(`h3-node ${name}: building the addon with --features ${BENCH_FEATURE} (nice; log: ${path.relative(ROOT, logFile)})`);
-  const r = await runProcess('nice', ['-n', '10', path.join(ROOT, 'node_modules/.bin/napi'), ...args], {
-    cwd: root,
-    env: { CARGO_TARGET_DIR: path.join(WORK, `target-${slug}-${BENCH_FEATURE}`) },
-    outputFile: logFile,
-  });
+  const r = await runProcess('nice', ['-n', '10', 'npm', 'run', '--silent', 'build:native:bench'], { cwd: root, outputFile: logFile });
   if (r.code !== 0) {
-    const error = `${r.stderr}\n${r.stdout}`.split('\n').find((l) => /^error\b/.test(l.trim())) ?? `napi build exited ${r.code}`;
+    const error = `${r.stderr}\n${r.stdout}`.split('\n').find((l) => /^error\b/.test(l.trim())) ?? `npm run build:native:bench exited ${r.code}`;
     return { kind: 'unavailable', why: `building the addon with --features ${BENCH_FEATURE} failed: ${error.trim()} (log: ${path.relative(ROOT, logFile)})` };
   }
-  const addon = fs.readdirSync(outDir).find((f) => f.endsWith('.node'));
-  if (!addon) return { kind: 'unavailable', why: `napi build left no .node file in ${path.relative(ROOT, outDir)}` };
+  const addon = fs.existsSync(outDir) ? fs.readdirSync(outDir).find((f) => f.endsWith('.node')) : undefined;
+  if (!addon) return { kind: 'unavailable', why: `npm run build:native:bench left no .node file in ${path.relative(ROOT, outDir)}` };
   return { kind: 'flag', addon: path.join(outDir, addon) };
-}
-
-/** build:native's napi arguments with the output directory replaced, no declarations, and the bench feature. */
-export function napiVariantArgs(buildNative: string, outDir: string): string[] | undefined {
-  const words = buildNative.trim().split(/\s+/);
-  if (words[0] !== 'napi' || words[1] !== 'build') return undefined;
-  const args: string[] = [];
-  for (let i = 1; i < words.length; i++) {
-    if (['--output-dir', '-o', '--dts'].includes(words[i])) i++;
-    else args.push(words[i]);
-  }
-  return [...args, '--output-dir', outDir, '--features', BENCH_FEATURE];
 }
