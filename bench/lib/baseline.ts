@@ -144,7 +144,14 @@ export async function compareWithBaseline(P: Params, current: H3NodeBuild, basel
       const cpu = (design: Design) =>
         median(rows.filter((r) => r.workload === workload && r.path === p && r.design === design).map(cpuPerRequest));
       const [old, now] = [cpu('baseline'), cpu('current')];
-      const ratio = now / old;
+      // The ratio is the median of the rounds' own ratios: each round runs
+      // the baseline and then the current build back to back, so a round's
+      // ratio cancels the machine's drift between rounds, which the two
+      // sides' separate medians would not.
+      const perRound = (design: Design) =>
+        rows.filter((r) => r.workload === workload && r.path === p && r.design === design).map(cpuPerRequest);
+      const [olds, nows] = [perRound('baseline'), perRound('current')];
+      const ratio = median(nows.map((n, i) => n / olds[i]).filter(Number.isFinite));
       const skipped = paths.includes(p) ? undefined : 'no native handler';
       verdicts.push({ workload, path: p, baseline_us: old, current_us: now, ratio, pass: !skipped && ratio <= TOLERANCE, ...(skipped ? { skipped } : {}) });
     }
