@@ -3,6 +3,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createServer } from '../lib/server';
 import { withDevHooks } from '../lib/dev-hooks';
+import { DEMO_IDENTITY_WARNING } from '../lib/identity';
 import { PROFILES } from './profiles';
 import {
   addObservabilityOptions,
@@ -84,7 +85,7 @@ async function main(argv: string[]): Promise<void> {
   for (const [, key] of LIMIT_FLAGS) if (given[key] !== undefined) limits[key] = given[key]!;
   let server;
   try {
-    const serverOptions = { ...options, ...serverOptionsFor(opts), ...limits, cert: opts.cert, key: opts.key, logger };
+    const serverOptions = { ...options, ...serverOptionsFor(opts), ...limits, cert: opts.cert, key: opts.key, logger, warnDemoIdentity: false };
     const panicOnPath = opts.devPanicOnPath;
     server = createServer(panicOnPath === undefined ? serverOptions : withDevHooks(serverOptions, { panicOnPath }), handler);
   } catch (e) {
@@ -117,7 +118,7 @@ async function main(argv: string[]): Promise<void> {
   if (opts.qlogDir) logger.info(`${NAME}: writing one qlog file per connection to ${opts.qlogDir}`);
   if (process.env.SSLKEYLOGFILE) logger.warn(`${NAME}: TLS key log on: secrets are appended to ${process.env.SSLKEYLOGFILE} (SSLKEYLOGFILE)`);
   if (server.identity.isDemo) {
-    logger.warn(`${NAME}: WARNING: demo identity in use; its private key is public. Never use it in production.`);
+    logger.warn(`${NAME}: ${DEMO_IDENTITY_WARNING}`);
   }
 
   let signals = 0;

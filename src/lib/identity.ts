@@ -51,3 +51,6 @@ export function loadIdentity(certPath = DEMO_CERT, keyPath = DEMO_KEY): Identity
     isDemo: path.resolve(certPath) === DEMO_CERT,
   };
 }
+
+/** What the library and the CLI say when the public demo identity serves (README: "The demo identity"). */
+export const DEMO_IDENTITY_WARNING = 'WARNING: demo identity in use; its private key is public. Never use it in production.';

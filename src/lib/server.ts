@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import { addon, NativeCounters, NativeServer } from '../native/binding';
 import type { H3Request } from './request';
 import type { H3Response } from './response';
-import { Identity, loadIdentity } from './identity';
+import { DEMO_IDENTITY_WARNING, Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
 import { NativeLink } from './native-link';
 import { devHooksOf } from './dev-hooks';
@@ -56,6 +56,12 @@ export interface ServerOptions {
   maxFieldSectionSize?: number;
   /** Where diagnostics go; stderr lines by default. */
   logger?: Logger;
+  /**
+   * Without `cert` and `key` the server uses the public demo identity, and
+   * listen() logs a warning saying so (the CLI's own words). `false` leaves
+   * the warning to the caller: the CLI prints it after its startup lines.
+   */
+  warnDemoIdentity?: boolean;
   /**
    * Serve WebTransport: extended CONNECT with :protocol webtransport opens a
    * session (up to the build-time cap, then 429), client bidirectional
@@ -186,6 +192,9 @@ export class Http3Server extends EventEmitter {
       return Promise.reject(new Error((e as Error).message));
     }
     link.start(this.#native);
+    if (this.identity.isDemo && options.warnDemoIdentity !== false) {
+      (options.logger ?? stderrLogger).warn(`h3-node: ${DEMO_IDENTITY_WARNING} Pass cert and key to createServer for your own.`);
+    }
     const addr = this.#native.address();
     this.emit('listening', addr);
     return Promise.resolve(addr);
