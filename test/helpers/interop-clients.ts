@@ -309,7 +309,11 @@ export function chromiumClient(): InteropClient & { start(ports: number[], spki:
           }
           const headers = Object.fromEntries(r.headers.filter(([n]) => n !== 'cookie'));
           const [x] = (await page.evaluate(`(${FETCH_SCRIPT})(${JSON.stringify([{ ...r, headers, credentials: cookie ? 'include' : r.path === '/login' ? 'same-origin' : 'omit' }])})`)) as any[];
-          await new Promise((res) => setTimeout(res, 20));
+          // The 302 itself arrives through an async network-event handler;
+          // on a busy machine it can land well after fetch() resolved.
+          for (let waited = 0; x.redirected && !redirects.has(r.path) && waited < 3000; waited += 20) {
+            await new Promise((res) => setTimeout(res, 20));
+          }
           // Chromium never says which protocol it used unless Resource Timing has it.
           x.protocol ??= 'unreported';
           const hop = redirects.get(r.path);
