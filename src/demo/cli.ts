@@ -57,7 +57,7 @@ async function main(argv: string[]): Promise<void> {
     )
     .addOption(new Option('--profile <name>', 'demo profile to serve').choices(Object.keys(PROFILES)).default('a'))
     .option('--port <integer>', 'UDP port to listen on, 0-65535 (0 picks a free port)', parsePort, 4433)
-    .option('--host <address>', 'local address to bind, IPv4 or IPv6 (default :: takes both; 0.0.0.0 where the host has no IPv6)', '::')
+    .option('--host <address>', 'local address to bind, IPv4 or IPv6; :: takes both (0.0.0.0 where the host has no IPv6)', '::')
     .option('--cert <path>', 'PEM certificate chain (default: the public demo certificate in certs/)')
     .option('--key <path>', 'PEM private key matching --cert (default: the public demo key)');
   for (const [flag, , help] of LIMIT_FLAGS) program.option(flag, help, parseCount);
