@@ -222,6 +222,8 @@ export class Http3Server extends EventEmitter {
         handshakeTimeouts: 0,
         wtDatagramsReceived: 0,
         quicDatagramsReceived: 0,
+        sendBytesQueued: 0,
+        bodyBytesBuffered: 0,
         nativeResponses200: 0,
         nativeResponses413: 0,
         nativeResponses429: 0,

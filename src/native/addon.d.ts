@@ -65,6 +65,16 @@ export interface NativeCounters {
    * over connections: the reference W7 checks `usage.datagrams` against.
    */
   quicDatagramsReceived: number
+  /**
+   * Response and control-stream bytes the HTTP/3 layer holds because QUIC
+   * flow control has not taken them yet, server-wide, now.
+   */
+  sendBytesQueued: number
+  /**
+   * Request-body bytes buffered for requests not yet handed to the
+   * application (body window mode), server-wide, now.
+   */
+  bodyBytesBuffered: number
   nativeResponses200: number
   nativeResponses413: number
   nativeResponses429: number

@@ -40,6 +40,12 @@ macro_rules! reported_counters {
                 #[doc = "DATAGRAM frames quiche reports received (`Stats::dgram_recv`), summed"]
                 #[doc = "over connections: the reference W7 checks `usage.datagrams` against."]
                 quic_datagrams_received,
+                #[doc = "Response and control-stream bytes the HTTP/3 layer holds because QUIC"]
+                #[doc = "flow control has not taken them yet, server-wide, now."]
+                send_bytes_queued,
+                #[doc = "Request-body bytes buffered for requests not yet handed to the"]
+                #[doc = "application (body window mode), server-wide, now."]
+                body_bytes_buffered,
             }
             // Responses the native core wrote by itself: the 200 that opens a
             // WebTransport session, 413 over the body window, 429 past the

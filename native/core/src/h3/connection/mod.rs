@@ -116,8 +116,16 @@ pub struct H3Connection {
     sessions: Sessions,
     /// Next server-initiated unidirectional stream (3 is the control stream).
     next_server_uni: u64,
-    /// This connection's share of `Counters::request_streams_open`.
+    /// This connection's shares of the server-wide gauges.
+    gauges: Gauges,
+}
+
+/// One connection's contribution to the server-wide gauges in `Counters`.
+#[derive(Default, Clone, Copy)]
+struct Gauges {
     request_streams: u64,
+    send_bytes_queued: u64,
+    body_bytes_buffered: u64,
 }
 
 impl H3Connection {
@@ -143,21 +151,37 @@ impl H3Connection {
             undelivered: Vec::new(),
             sessions: Sessions::new(),
             next_server_uni: CONTROL_STREAM_ID + 4,
-            request_streams: 0,
+            gauges: Gauges::default(),
         }
     }
 
-    /// Brings this connection's share of the server-wide live request-stream
-    /// count up to date. Recounting (rather than tracking every insert and
-    /// remove) keeps it exact whatever path retired a stream.
-    fn sync_request_gauge(&mut self) {
-        let now = self.streams.values().filter(|s| matches!(s, StreamState::Request(_))).count() as u64;
-        if now > self.request_streams {
-            Counters::add(&self.counters.request_streams_open, now - self.request_streams);
-        } else if now < self.request_streams {
-            Counters::sub(&self.counters.request_streams_open, self.request_streams - now);
+    /// Brings this connection's shares of the server-wide gauges (live
+    /// request streams, queued send bytes, buffered body bytes) up to date.
+    /// Recounting (rather than tracking every insert and remove) keeps them
+    /// exact whatever path retired a stream or drained a queue; the tables
+    /// are bounded by the stream limit, so a recount is cheap.
+    fn sync_gauges(&mut self) {
+        let mut now = Gauges::default();
+        for s in self.streams.values() {
+            if let StreamState::Request(r) = s {
+                now.request_streams += 1;
+                now.body_bytes_buffered += r.message.body.len() as u64;
+            }
         }
-        self.request_streams = now;
+        now.send_bytes_queued = self.outgoing.values().map(|o| (o.data.len() - o.written) as u64).sum();
+        let was = std::mem::replace(&mut self.gauges, now);
+        let c = &self.counters;
+        for (counter, old, new) in [
+            (&c.request_streams_open, was.request_streams, now.request_streams),
+            (&c.send_bytes_queued, was.send_bytes_queued, now.send_bytes_queued),
+            (&c.body_bytes_buffered, was.body_bytes_buffered, now.body_bytes_buffered),
+        ] {
+            if new > old {
+                Counters::add(counter, new - old);
+            } else if new < old {
+                Counters::sub(counter, old - new);
+            }
+        }
     }
 
     /// Requests not yet answered, or answered but not yet delivered: a
@@ -223,7 +247,7 @@ impl H3Connection {
             if let Err(e) = self.read_stream(quic, id, app, scratch) {
                 if e.connection {
                     self.closing = true;
-                    self.sync_request_gauge();
+                    self.sync_gauges();
                     return Outcome { close: Some(e), awaits_application: self.awaits_application };
                 }
                 self.fail_stream(quic, id, e, app);
@@ -234,7 +258,7 @@ impl H3Connection {
             return Outcome { close: Some(e), awaits_application: self.awaits_application };
         }
         self.flush(quic);
-        self.sync_request_gauge();
+        self.sync_gauges();
         Outcome { close: None, awaits_application: self.awaits_application }
     }
 

@@ -67,7 +67,7 @@ impl H3Connection {
             _ => return,
         }
         self.respond_bytes(quic, id, status, fields, body);
-        self.sync_request_gauge();
+        self.sync_gauges();
     }
 
     /// A HEADERS frame carrying `:status` and the fields, QPACK-encoded

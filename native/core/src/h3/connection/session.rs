@@ -67,7 +67,8 @@ impl H3Connection {
     /// The connection is gone: every session and stream on it is closed.
     pub fn on_connection_closed<A: Application>(&mut self, app: &mut A) {
         self.streams.clear();
-        self.sync_request_gauge();
+        self.outgoing.clear();
+        self.sync_gauges();
         for (id, session) in std::mem::take(&mut self.sessions) {
             for s in &session.peer_streams {
                 Counters::sub(&self.counters.wt_peer_streams_open, 1);

@@ -143,3 +143,43 @@ fn a_peer_reset_of_a_delivered_request_is_reported_as_an_abort() {
         pair.app.reports
     );
 }
+
+#[test]
+fn buffered_body_bytes_and_queued_send_bytes_are_counted_and_return_to_0() {
+    use crate::counters::Counters;
+    let mut pair = Pair::with(&options(false, false));
+    pair.client_preamble();
+    send_headers_owned(&mut pair, 0, &post(1000), false);
+    pair.send_data(0, &[b'x'; 600], false);
+    pair.exchange();
+    assert_eq!(Counters::get(&pair.counters.body_bytes_buffered), 600, "a partial body waits in the body window");
+    assert_eq!(Counters::get(&pair.counters.request_streams_open), 1);
+    pair.send_data(0, &[b'x'; 400], true);
+    pair.exchange();
+    assert_eq!(requests(&pair).len(), 1);
+    assert_eq!(Counters::get(&pair.counters.body_bytes_buffered), 0, "handed to the application, the buffer is freed");
+
+    // 400 KiB against the client's 256 KiB stream window: the rest waits in the HTTP/3 layer.
+    let body = vec![b'r'; 400 * 1024];
+    pair.client_reads = false;
+    pair.h3.respond(&mut pair.server, 0, 200, &[], &body);
+    pair.exchange();
+    let queued = Counters::get(&pair.counters.send_bytes_queued);
+    assert!(queued > 100 * 1024 && queued < body.len() as u64, "queued {queued}");
+    pair.client_reads = true;
+    for _ in 0..16 {
+        pair.exchange();
+    }
+    assert_eq!(Counters::get(&pair.counters.send_bytes_queued), 0, "flow control let it all out");
+    assert!(pair.received[&0].fin);
+
+    // A connection that closes with bytes still queued gives its share back.
+    pair.client_reads = false;
+    send_headers_owned(&mut pair, 4, &post(0), true);
+    pair.exchange();
+    pair.h3.respond(&mut pair.server, 4, 200, &[], &body);
+    assert!(Counters::get(&pair.counters.send_bytes_queued) > 0);
+    pair.h3.on_connection_closed(&mut pair.app);
+    assert_eq!(Counters::get(&pair.counters.send_bytes_queued), 0);
+    assert_eq!(Counters::get(&pair.counters.request_streams_open), 0);
+}
