@@ -31,6 +31,7 @@ import (
 
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -67,6 +68,9 @@ type result struct {
 	ConnectsFailed int64            `json:"connects_failed"`
 	PerCase        map[string]int64 `json:"per_case"`
 	FailureSamples []string         `json:"failure_samples"`
+	// CPU seconds this client used (user + system), so a fall in req/s
+	// can be told apart: the client's own cost per request, or the server's.
+	CPUSeconds float64 `json:"cpu_seconds"`
 }
 
 type tally struct {
@@ -204,6 +208,10 @@ func main() {
 		Mode: mode, Conns: *conns, Seconds: secs,
 		Requests: t.requests.Load(), Failed: t.failed.Load(), ConnectsFailed: t.connFail.Load(),
 		RPS: float64(t.requests.Load()) / secs, PerCase: t.perCase, FailureSamples: t.samples,
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		out.CPUSeconds = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 	}
 	if mode == "load" {
 		out.Streams = *streams

@@ -21,6 +21,18 @@
 // behind (the V8 heap's size, the allocator's arenas, JIT code) are in the
 // reference and what is compared is growth beyond them, the sign of a leak.
 // Each phase is compared with the level just before it.
+//
+// Rounds: the load runs as several rounds in this one process. From round 2
+// on (round 1 still fills the high-water marks) RSS and the native core's
+// own byte counts must not grow beyond 2% over round 2's: a leak grows with every
+// round, a reservation does not. V8's young generation is pinned
+// (SOAK_NODE_ARGS: equal min and max semi-space), since V8 otherwise grows
+// it under load and shrinks it again when idle, which moved RSS by up to
+// 31 MiB either way with the heap's live data unchanged. Speed: every
+// round's req/s at >= 0.9x round 1's (meaningful on an idle machine), and
+// the server's own CPU time per request at most 1/0.9 of round 1's (what
+// the server costs per request, which other jobs on the machine do not
+// change the way they change req/s).
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -31,11 +43,23 @@ import { silentLogger } from '../../src/lib/log';
 import { runJsonProcess } from '../helpers/process';
 
 const HERE = __dirname;
+
+/**
+ * How the soak's Node.js must be started (package.json's soak script and
+ * test/soak.test.ts use these): gc() for the RSS method, and V8's young
+ * generation pinned at 2 x 16 MiB semi-spaces, so its size is the same in
+ * every round instead of whatever V8 chose last.
+ */
+export const SOAK_NODE_ARGS = ['--expose-gc', '--min-semi-space-size=16', '--max-semi-space-size=16'];
+/** Rounds 3.. may exceed round 2's RSS and native bytes by at most this fraction. */
+export const LEAK_TOLERANCE = 0.02;
+/** Rounds 2.. at no less than this fraction of round 1's req/s (and no more than 1/it of its CPU per request). */
+export const SPEED_FLOOR = 0.9;
 const BIN = path.join(HERE, 'bin', 'soak');
 
 export interface SoakParams {
   warmup: { conns: number; streams: number; seconds: number };
-  load: { conns: number; streams: number; seconds: number; rounds?: number };
+  load: { conns: number; streams: number; seconds: number; rounds: number };
   churn: { conns: number; parallel: number };
   /**
    * The vanishing clients advertise this max_idle_timeout; the connection's
@@ -47,14 +71,14 @@ export interface SoakParams {
 
 export const FULL: SoakParams = {
   warmup: { conns: 500, streams: 20, seconds: 10 },
-  load: { conns: 500, streams: 20, seconds: 60 },
+  load: { conns: 500, streams: 20, seconds: 30, rounds: 3 },
   churn: { conns: 10000, parallel: 64 },
   vanish: { conns: 200, idleMs: 2000 },
 };
 
 export const SHORT: SoakParams = {
   warmup: { conns: 50, streams: 10, seconds: 5 },
-  load: { conns: 50, streams: 10, seconds: 5 },
+  load: { conns: 50, streams: 10, seconds: 4, rounds: 3 },
   churn: { conns: 500, parallel: 32 },
   vanish: { conns: 20, idleMs: 1000 },
 };
@@ -70,6 +94,29 @@ export interface ClientResult {
   connects_failed: number;
   per_case: Record<string, number>;
   failure_samples: string[];
+  /** CPU seconds the client process used (user + system). */
+  cpu_seconds: number;
+}
+
+/** The native core's own accounting (server.counters()). */
+export interface NativeMemory {
+  connectionsOpen: number;
+  requestStreamsOpen: number;
+  /** Bytes the HTTP/3 layer holds until QUIC flow control takes them. */
+  sendBytesQueued: number;
+  /** Request-body bytes buffered before the request reaches JavaScript. */
+  bodyBytesBuffered: number;
+}
+
+export interface Memory {
+  rssMiB: number;
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  externalMiB: number;
+  arrayBuffersMiB: number;
+  /** V8's young generation as committed (constant when pinned). */
+  newSpaceMiB: number;
+  native: NativeMemory;
 }
 
 export interface PhaseResult {
@@ -86,12 +133,70 @@ export interface PhaseResult {
   /** V8 heap after the same collections, for reading RSS changes. */
   heapUsedMiB: number;
   heapTotalMiB: number;
+  /** Everything measured after the phase, the same way as RSS. */
+  memory: Memory;
+  /** Highest values seen while the phase ran (sampled every 250 ms). */
+  peak: NativeMemory & { rssMiB: number };
+  /** CPU time of this process (server: the JavaScript and the native thread) per request, microseconds. */
+  serverCpuUsPerRequest: number;
+  /** The client's CPU time per request, microseconds. */
+  clientCpuUsPerRequest: number;
 }
 
 export interface SoakReport {
   params: SoakParams;
   baselineRssMiB: number;
+  baseline: Memory;
   phases: PhaseResult[];
+}
+
+/** The load rounds of a report, in order. */
+export function loadRounds(report: SoakReport): PhaseResult[] {
+  return report.phases.filter((p) => p.phase.startsWith('load'));
+}
+
+const nativeBytes = (m: NativeMemory) => m.sendBytesQueued + m.bodyBytesBuffered;
+/** No growth beyond `tolerance` of `reference` (less is not a leak: the allocator returned pages). */
+const grewBeyond = (value: number, reference: number, tolerance: number) => value > reference * (1 + tolerance);
+
+/** The leak rule over the load rounds: each broken rule as a sentence (none: it holds). */
+export function leakViolations(report: SoakReport): string[] {
+  const rounds = loadRounds(report);
+  const out: string[] = [];
+  if (rounds.length < 3) return [`${rounds.length} load rounds: the leak rule needs at least 3`];
+  const ref = rounds[1];
+  for (const r of rounds.slice(2)) {
+    if (grewBeyond(r.memory.rssMiB, ref.memory.rssMiB, LEAK_TOLERANCE)) {
+      out.push(`${r.phase}: RSS ${r.memory.rssMiB.toFixed(1)} MiB, round 2 ${ref.memory.rssMiB.toFixed(1)} MiB (over ${LEAK_TOLERANCE * 100}%)`);
+    }
+    if (grewBeyond(nativeBytes(r.memory.native), nativeBytes(ref.memory.native), LEAK_TOLERANCE)) {
+      out.push(`${r.phase}: native bytes ${nativeBytes(r.memory.native)}, round 2 ${nativeBytes(ref.memory.native)}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The speed rule over the load rounds. `rate`: req/s of every later round at
+ * >= SPEED_FLOOR x round 1's (judge it on an idle machine: other jobs take
+ * the client's and the server's cores). `cost`: the server's CPU time per
+ * request at most round 1's / SPEED_FLOOR.
+ */
+export function speedViolations(report: SoakReport, which: { rate: boolean; cost: boolean }): string[] {
+  const [first, ...later] = loadRounds(report);
+  const out: string[] = [];
+  for (const r of later) {
+    if (which.rate && r.client.rps < SPEED_FLOOR * first.client.rps) {
+      out.push(`${r.phase}: ${r.client.rps.toFixed(0)} req/s, under ${SPEED_FLOOR}x round 1's ${first.client.rps.toFixed(0)}`);
+    }
+    if (which.cost && r.serverCpuUsPerRequest * SPEED_FLOOR > first.serverCpuUsPerRequest) {
+      out.push(
+        `${r.phase}: server CPU ${r.serverCpuUsPerRequest.toFixed(1)} us/request, over round 1's ` +
+          `${first.serverCpuUsPerRequest.toFixed(1)} / ${SPEED_FLOOR}`,
+      );
+    }
+  }
+  return out;
 }
 
 /** Builds the Go client once (go.mod/go.sum pin quic-go). */
@@ -115,13 +220,68 @@ function getGc(): Gc {
   return vm.runInNewContext('gc') as Gc;
 }
 
-async function settledRss(): Promise<number> {
+const MiB = (bytes: number) => bytes / (1024 * 1024);
+
+function nativeMemory(server: Http3Server): NativeMemory {
+  const c = server.counters();
+  return {
+    connectionsOpen: c.connectionsOpen,
+    requestStreamsOpen: c.requestStreamsOpen,
+    sendBytesQueued: c.sendBytesQueued,
+    bodyBytesBuffered: c.bodyBytesBuffered,
+  };
+}
+
+/** Memory after three last-resort collections 200 ms apart (the RSS method above). */
+async function settledMemory(server: Http3Server): Promise<Memory> {
   const gc = getGc();
   for (let i = 0; i < 3; i++) {
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     await sleep(200);
   }
-  return process.memoryUsage().rss / (1024 * 1024);
+  const m = process.memoryUsage();
+  const newSpace = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+  return {
+    rssMiB: MiB(m.rss),
+    heapUsedMiB: MiB(m.heapUsed),
+    heapTotalMiB: MiB(m.heapTotal),
+    externalMiB: MiB(m.external),
+    arrayBuffersMiB: MiB(m.arrayBuffers),
+    newSpaceMiB: MiB(newSpace?.space_size ?? 0),
+    native: nativeMemory(server),
+  };
+}
+
+/** Samples the native counts and RSS while a phase runs; `stop` returns the highest of each. */
+function watchPeaks(server: Http3Server): { stop: () => NativeMemory & { rssMiB: number } } {
+  const peak = { ...nativeMemory(server), rssMiB: MiB(process.memoryUsage.rss()) };
+  const sample = () => {
+    const n = nativeMemory(server);
+    for (const k of Object.keys(n) as (keyof NativeMemory)[]) peak[k] = Math.max(peak[k], n[k]);
+    peak.rssMiB = Math.max(peak.rssMiB, MiB(process.memoryUsage.rss()));
+  };
+  const timer = setInterval(sample, 250);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
+}
+
+/** Refuses to measure with V8's young generation free to change size (see SOAK_NODE_ARGS). */
+function assertPinnedYoungGeneration(): void {
+  const missing = SOAK_NODE_ARGS.filter((a) => a.includes('semi-space') && !process.execArgv.includes(a));
+  if (missing.length > 0) throw new Error(`the soak must run with ${SOAK_NODE_ARGS.join(' ')}; missing ${missing.join(' ')}`);
+}
+
+function describeMemory(m: Memory): string {
+  return (
+    `RSS ${m.rssMiB.toFixed(1)} MiB, V8 heap used/total ${m.heapUsedMiB.toFixed(1)}/${m.heapTotalMiB.toFixed(1)} MiB ` +
+    `(young generation ${m.newSpaceMiB.toFixed(1)}), external ${m.externalMiB.toFixed(1)} MiB ` +
+    `(array buffers ${m.arrayBuffersMiB.toFixed(1)}), native ${JSON.stringify(m.native)}`
+  );
 }
 
 function counts(server: Http3Server) {
@@ -140,6 +300,7 @@ async function waitForZero(server: Http3Server, limitMs: number): Promise<number
 }
 
 export async function runSoak(params: SoakParams, log: (line: string) => void = () => {}): Promise<SoakReport> {
+  assertPinnedYoungGeneration();
   const { options, handler } = PROFILES.a.create(silentLogger);
   // Default limits (idle timeout 30 s): the server as deployed.
   const server = createServer({ ...options, logger: silentLogger }, handler);
@@ -155,27 +316,29 @@ export async function runSoak(params: SoakParams, log: (line: string) => void = 
     const warm = await runClient(['load', '-addr', addr, '-conns', `${w.conns}`, '-streams', `${w.streams}`, '-duration', `${w.seconds}s`]);
     const warmSettle = await waitForZero(server, settleLimit);
     log(`soak: warm-up: ${warm.requests} requests, ${warm.failed} failed; counts 0 after ${warmSettle} ms`);
-    const baseline = await settledRss();
-    const heap = process.memoryUsage();
-    log(
-      `soak: warm-up done, RSS ${baseline.toFixed(1)} MiB, ` +
-        `V8 heap ${(heap.heapUsed / 1048576).toFixed(1)}/${(heap.heapTotal / 1048576).toFixed(1)} MiB`,
-    );
+    const baselineMemory = await settledMemory(server);
+    const baseline = baselineMemory.rssMiB;
+    log(`soak: warm-up done, ${describeMemory(baselineMemory)}`);
 
     const loadArgs = ['load', '-conns', `${params.load.conns}`, '-streams', `${params.load.streams}`, '-duration', `${params.load.seconds}s`];
-    const rounds = params.load.rounds ?? 1;
+    const rounds = params.load.rounds;
     const plan: [string, string[]][] = [
-      ...Array.from({ length: rounds }, (_, i): [string, string[]] => [rounds === 1 ? 'load' : `load ${i + 1}`, loadArgs]),
+      ...Array.from({ length: rounds }, (_, i): [string, string[]] => [`load ${i + 1}`, loadArgs]),
       ['churn', ['churn', '-conns', `${params.churn.conns}`, '-parallel', `${params.churn.parallel}`]],
       ['vanish', ['vanish', '-conns', `${params.vanish.conns}`, '-idle', `${params.vanish.idleMs}ms`]],
     ];
     let before = baseline;
     for (const [phase, args] of plan) {
       for (const k of Object.keys(closes)) delete closes[k];
+      const watch = watchPeaks(server);
+      const cpuBefore = process.cpuUsage();
       const client = await runClient([...args, '-addr', addr]);
+      const cpu = process.cpuUsage(cpuBefore);
+      const peak = watch.stop();
       const settleMs = await waitForZero(server, settleLimit);
       const after = counts(server);
-      const rssAfter = await settledRss();
+      const memory = await settledMemory(server);
+      const rssAfter = memory.rssMiB;
       const result: PhaseResult = {
         phase,
         client,
@@ -185,19 +348,24 @@ export async function runSoak(params: SoakParams, log: (line: string) => void = 
         rssBeforeMiB: before,
         rssAfterMiB: rssAfter,
         rssChangePct: ((rssAfter - before) / before) * 100,
-        heapUsedMiB: process.memoryUsage().heapUsed / (1024 * 1024),
-        heapTotalMiB: process.memoryUsage().heapTotal / (1024 * 1024),
+        heapUsedMiB: memory.heapUsedMiB,
+        heapTotalMiB: memory.heapTotalMiB,
+        memory,
+        peak,
+        serverCpuUsPerRequest: (cpu.user + cpu.system) / Math.max(1, client.requests),
+        clientCpuUsPerRequest: (client.cpu_seconds * 1e6) / Math.max(1, client.requests),
       };
       phases.push(result);
       log(
         `soak: ${phase}: ${client.requests} requests, ${client.failed} failed, ${client.rps.toFixed(0)} req/s; ` +
           `closes ${JSON.stringify(result.closes)}; counts 0 after ${settleMs} ms; ` +
-          `RSS ${before.toFixed(1)} -> ${rssAfter.toFixed(1)} MiB (${result.rssChangePct.toFixed(1)}%), ` +
-          `V8 heap ${result.heapUsedMiB.toFixed(1)}/${result.heapTotalMiB.toFixed(1)} MiB`,
+          `RSS ${before.toFixed(1)} -> ${rssAfter.toFixed(1)} MiB (${result.rssChangePct.toFixed(1)}%); ` +
+          `${describeMemory(memory)}; CPU per request: server ${result.serverCpuUsPerRequest.toFixed(1)} us, ` +
+          `client ${result.clientCpuUsPerRequest.toFixed(1)} us; peak ${JSON.stringify(peak)}`,
       );
       before = rssAfter;
     }
-    return { params, baselineRssMiB: baseline, phases };
+    return { params, baselineRssMiB: baseline, baseline: baselineMemory, phases };
   } finally {
     await server.close();
   }
@@ -213,7 +381,10 @@ if (require.main === module) {
       const bad = report.phases.filter(
         (p) => p.client.failed > 0 || p.settleMs < 0 || Math.abs(p.rssChangePct) > 10,
       );
-      process.exit(bad.length === 0 ? 0 : 1);
+      // The full soak judges req/s too: it is meant for an idle machine.
+      const rules = [...leakViolations(report), ...speedViolations(report, { rate: !short, cost: true })];
+      for (const line of rules) console.error(`soak: ${line}`);
+      process.exit(bad.length === 0 && rules.length === 0 ? 0 : 1);
     })
     .catch((e) => {
       console.error(e);
