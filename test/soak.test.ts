@@ -4,16 +4,18 @@
 // live-connection and live-request-stream counts return to 0 and RSS to
 // within 10% of its level before the phase. The load runs in rounds, judged
 // by the full soak's rules at this scale: from round 2 on no growth of RSS
-// or of the native core's byte counts beyond 2% of round 2's; when the
-// machine was otherwise idle, rounds 2.. at >= 0.9x round 1's req/s and at
-// most round 1's server CPU per request / 0.9.
+// or of the native core's byte counts beyond 2% of round 2's, and the
+// server's CPU per request relative to the client's at most round 1's / 0.9.
+// Req/s per round is left to `npm run soak`: on the project's 2-core virtual
+// machine, idle by /proc/stat, 4 s rounds moved by 16% with the client's CPU
+// per request moving as much as the server's (docs/reliability.md).
 //
 // It runs in a child process of its own, so the RSS it compares is the soak
 // server's alone, not the test runner's with every other suite's leftovers.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { runProcess } from './helpers/process';
-import { buildClient, leakViolations, loadRounds, SHORT, SOAK_NODE_ARGS, SoakReport, speedJudgeable, speedViolations } from './soak/soak';
+import { buildClient, leakViolations, loadRounds, SHORT, SOAK_NODE_ARGS, SoakReport, speedViolations } from './soak/soak';
 
 async function runShortSoak(): Promise<SoakReport> {
   const script = path.join(__dirname, 'soak', 'soak.ts');
@@ -45,7 +47,7 @@ describe('soak (short): load, connection churn, vanishing clients', function () 
     }
     // No growth from round 2 on; no rise in what a request costs the server.
     assert.deepEqual(leakViolations(report), []);
-    assert.deepEqual(speedViolations(report), [], speedJudgeable(report).why);
+    assert.deepEqual(speedViolations(report, { rate: false }), []);
     assert.equal(churn.phase, 'churn');
     assert.equal(vanish.phase, 'vanish');
     assert.equal(churn.client.requests, SHORT.churn.conns);

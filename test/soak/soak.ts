@@ -28,11 +28,12 @@
 // round, a reservation does not. V8's young generation is pinned small
 // (SOAK_NODE_ARGS: equal min and max semi-space), since V8 otherwise grows
 // it under load and shrinks it again when idle, which moved RSS by up to
-// 31 MiB either way with the heap's live data unchanged. Speed: every
-// round's req/s at >= 0.9x round 1's and the server's CPU time per request
-// at most round 1's / 0.9, judged only when the machine was otherwise idle
-// during the rounds (other processes under 0.25 cores, from /proc/stat):
-// on a shared machine both move with the other jobs, not with the server.
+// 31 MiB either way with the heap's live data unchanged. Speed: the
+// server's CPU time per request relative to the client's at most round 1's
+// / 0.9 (a slower machine raises both, a dearer server only the first);
+// and in the full soak every round's req/s at >= 0.9x round 1's, judged
+// only when the machine was otherwise idle during the rounds (other
+// processes under 0.25 cores, from /proc/stat).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -61,9 +62,9 @@ export const LEAK_TOLERANCE = 0.02;
 /** Rounds 2.. at no less than this fraction of round 1's req/s (and no more than 1/it of its CPU per request). */
 export const SPEED_FLOOR = 0.9;
 /**
- * The speed rule is judged only when other processes used less than this
+ * The req/s rule is judged only when other processes used less than this
  * many cores on average during every load round: with 2 cores shared with
- * other jobs req/s and even CPU per request moved by 20-40% between rounds
+ * other jobs req/s and even CPU per request moved by 20-46% between rounds
  * of one run (docs/reliability.md), which says nothing about the server.
  */
 export const IDLE_OTHERS_MAX_CORES = 0.25;
@@ -209,22 +210,31 @@ export function speedJudgeable(report: SoakReport): { judged: boolean; why: stri
 }
 
 /**
- * The speed rule over the load rounds: req/s of every later round at >=
- * SPEED_FLOOR x round 1's, and the server's CPU time per request at most
- * round 1's / SPEED_FLOOR. Empty when the machine was busy (speedJudgeable).
+ * The server's CPU time per request over the client's: the client does the
+ * same work per request in every round, so a machine that runs slower (other
+ * jobs, or the host under a virtual machine, which /proc/stat does not show)
+ * raises both and leaves this alone, while a server that got dearer raises it.
  */
-export function speedViolations(report: SoakReport): string[] {
-  if (!speedJudgeable(report).judged) return [];
+export const relativeServerCost = (p: PhaseResult) => p.serverCpuUsPerRequest / p.clientCpuUsPerRequest;
+
+/**
+ * The speed rule over the load rounds. Always: the server's CPU per request
+ * relative to the client's (relativeServerCost) at most round 1's /
+ * SPEED_FLOOR. With `rate`, and only when the machine was otherwise idle
+ * (speedJudgeable): req/s of every later round at >= SPEED_FLOOR x round 1's.
+ */
+export function speedViolations(report: SoakReport, which: { rate: boolean }): string[] {
   const [first, ...later] = loadRounds(report);
+  const judgeRate = which.rate && speedJudgeable(report).judged;
   const out: string[] = [];
   for (const r of later) {
-    if (r.client.rps < SPEED_FLOOR * first.client.rps) {
+    if (judgeRate && r.client.rps < SPEED_FLOOR * first.client.rps) {
       out.push(`${r.phase}: ${r.client.rps.toFixed(0)} req/s, under ${SPEED_FLOOR}x round 1's ${first.client.rps.toFixed(0)}`);
     }
-    if (r.serverCpuUsPerRequest * SPEED_FLOOR > first.serverCpuUsPerRequest) {
+    if (relativeServerCost(r) * SPEED_FLOOR > relativeServerCost(first)) {
       out.push(
-        `${r.phase}: server CPU ${r.serverCpuUsPerRequest.toFixed(1)} us/request, over round 1's ` +
-          `${first.serverCpuUsPerRequest.toFixed(1)} / ${SPEED_FLOOR}`,
+        `${r.phase}: server/client CPU per request ${relativeServerCost(r).toFixed(3)}, over round 1's ` +
+          `${relativeServerCost(first).toFixed(3)} / ${SPEED_FLOOR}`,
       );
     }
   }
@@ -448,8 +458,11 @@ if (require.main === module) {
         (p) => p.client.failed > 0 || p.settleMs < 0 || Math.abs(p.rssChangePct) > 10,
       );
       const judgeable = speedJudgeable(report);
-      console.error(`soak: speed rule ${judgeable.judged ? 'judged' : 'not judged'}: ${judgeable.why}`);
-      const rules = [...leakViolations(report), ...speedViolations(report)];
+      console.error(`soak: req/s rule ${judgeable.judged ? 'judged' : 'not judged'}: ${judgeable.why}`);
+      // The short soak (npm test) leaves req/s to the full one: on this project's
+      // 2-core virtual machine, idle by /proc/stat, rounds of 4 s still moved by
+      // 16% with the client's CPU per request moving as much as the server's.
+      const rules = [...leakViolations(report), ...speedViolations(report, { rate: !short })];
       for (const line of rules) console.error(`soak: ${line}`);
       process.exit(bad.length === 0 && rules.length === 0 ? 0 : 1);
     })
