@@ -1,0 +1,174 @@
+// The requests every framework test sends, and what each answer must be,
+// whatever carried it (HTTP/1.1, HTTP/2, HTTP/3; Node, aioquic, quic-go,
+// Chromium). Clients turn what they received into a FetchResult.
+import assert from 'node:assert/strict';
+import { COOKIES, STATIC_TEXT, STREAM_BODY, STREAM_CHUNKS, STREAM_DELAY_MS } from './apps/common';
+import { patternSha256 } from './pattern';
+
+export type CaseName = 'hello' | 'json' | 'cookie' | 'whoami' | 'static' | 'throw' | 'stream' | 'upload';
+
+export interface FetchRequest {
+  name: CaseName;
+  method: string;
+  path: string;
+  headers: [string, string][];
+  /** A small body as text. */
+  body?: string;
+  /** A body of this many pattern bytes (pattern.ts), generated while sent. */
+  uploadBytes?: number;
+}
+
+export interface FetchChunk {
+  /** Milliseconds since the request was started. */
+  t: number;
+  bytes: number;
+}
+
+export interface FetchResult {
+  status: number | null;
+  /** Response field lines as received: duplicates kept; names lowercase except where a client says otherwise. */
+  headers: [string, string][];
+  /** The body as UTF-8 text (clients may leave it empty past a size cap; bodyBytes and bodySha256 are always right). */
+  body: string;
+  bodyBytes: number;
+  bodySha256: string;
+  /** When each piece of the body arrived. */
+  chunks: FetchChunk[];
+  /** Milliseconds from start to the end of the response. */
+  totalMs: number;
+  /** The protocol the client reports, e.g. "h2", "http/1.1", "h3". */
+  protocol?: string;
+  error?: string;
+}
+
+export const JSON_BODY = { name: 'h3-node', list: [1, 2, 3], nested: { ok: true, text: 'Grüße' } };
+export const COOKIE_HEADER = `a=${COOKIES.a.value}; token=${COOKIES.token.value}`;
+
+export function request(name: CaseName, uploadBytes = 0): FetchRequest {
+  switch (name) {
+    case 'hello':
+      return { name, method: 'GET', path: '/hello', headers: [] };
+    case 'json':
+      return { name, method: 'POST', path: '/json', headers: [['content-type', 'application/json']], body: JSON.stringify(JSON_BODY) };
+    case 'cookie':
+      return { name, method: 'GET', path: '/cookie', headers: [] };
+    case 'whoami':
+      return { name, method: 'GET', path: '/whoami', headers: [['cookie', COOKIE_HEADER]] };
+    case 'static':
+      return { name, method: 'GET', path: '/static/hello.txt', headers: [] };
+    case 'throw':
+      return { name, method: 'GET', path: '/throw', headers: [] };
+    case 'stream':
+      return { name, method: 'GET', path: '/stream', headers: [] };
+    case 'upload':
+      return { name, method: 'POST', path: '/upload', headers: [['content-type', 'application/octet-stream']], uploadBytes };
+  }
+}
+
+/** Every case but the upload, in a fixed order. */
+export const SMALL_CASES: CaseName[] = ['hello', 'json', 'cookie', 'whoami', 'static', 'throw', 'stream'];
+
+export function headerValues(res: FetchResult, name: string): string[] {
+  return res.headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
+}
+
+function header(res: FetchResult, name: string): string | undefined {
+  const v = headerValues(res, name);
+  return v.length ? v.join(', ') : undefined;
+}
+
+function context(res: FetchResult): string {
+  return JSON.stringify({ ...res, body: res.body.slice(0, 400), chunks: res.chunks.length }, null, 1);
+}
+
+/** The Set-Cookie lines must carry both cookies, values byte for byte (case, '+', '/', '='). */
+export function checkSetCookies(lines: string[], ctx = ''): void {
+  const byName = new Map(lines.map((l) => [l.split('=')[0], l]));
+  for (const [name, c] of Object.entries(COOKIES)) {
+    const line = byName.get(name);
+    assert.ok(line, `no Set-Cookie for ${name} in ${JSON.stringify(lines)} ${ctx}`);
+    assert.equal(line.split(';')[0], `${name}=${c.value}`, `${name}'s value changed: ${line}`);
+    const attrs = line.split(';').slice(1).map((a) => a.trim().toLowerCase());
+    assert.ok(attrs.includes('path=/'), line);
+    assert.equal(attrs.includes('httponly'), c.line.includes('HttpOnly'), line);
+  }
+}
+
+/** What the /whoami JSON must say once the cookie header `a=1; token=...` reached the app (in any split or order). */
+export function checkWhoami(res: FetchResult, framework: string): void {
+  const got = JSON.parse(res.body);
+  assert.equal(got.framework, framework);
+  assert.deepEqual(got.cookies, { a: COOKIES.a.value, token: COOKIES.token.value }, context(res));
+  const raw = String(got.raw)
+    .split(/;\s*/)
+    .sort();
+  assert.deepEqual(raw, COOKIE_HEADER.split('; ').sort(), `raw cookie header ${got.raw}`);
+}
+
+export interface CheckOptions {
+  /** The client cannot see Set-Cookie lines (a browser's fetch); the cookie jar is checked elsewhere. */
+  noSetCookie?: boolean;
+}
+
+/** Asserts that `res` is the right answer of `framework`'s app to case `req`. */
+export function checkCase(req: FetchRequest, framework: string, res: FetchResult, options: CheckOptions = {}): void {
+  const ctx = context(res);
+  assert.equal(res.error, undefined, `${req.name}: client error ${ctx}`);
+  const type = header(res, 'content-type') ?? '';
+  switch (req.name) {
+    case 'hello':
+      assert.equal(res.status, 200, ctx);
+      assert.equal(res.body, `hello from ${framework}`);
+      assert.match(type, /^text\/plain/, ctx);
+      break;
+    case 'json':
+      assert.equal(res.status, 200, ctx);
+      assert.match(type, /^application\/json/, ctx);
+      assert.deepEqual(JSON.parse(res.body), { received: JSON_BODY, framework });
+      break;
+    case 'cookie':
+      assert.equal(res.status, 200, ctx);
+      if (!options.noSetCookie) {
+        const lines = headerValues(res, 'set-cookie');
+        assert.equal(lines.length, 2, `two Set-Cookie lines expected: ${ctx}`);
+        checkSetCookies(lines, ctx);
+      }
+      break;
+    case 'whoami':
+      assert.equal(res.status, 200, ctx);
+      checkWhoami(res, framework);
+      break;
+    case 'static':
+      assert.equal(res.status, 200, ctx);
+      assert.equal(res.body, STATIC_TEXT);
+      assert.match(type, /^text\/plain/, ctx);
+      break;
+    case 'throw':
+      assert.equal(res.status, 500, ctx);
+      break;
+    case 'stream': {
+      assert.equal(res.status, 200, ctx);
+      assert.equal(res.bodyBytes, STREAM_BODY.length, ctx);
+      assert.equal(res.body, STREAM_BODY);
+      checkStreamed(res);
+      break;
+    }
+    case 'upload':
+      assert.equal(res.status, 200, ctx);
+      assert.deepEqual(JSON.parse(res.body), { bytes: req.uploadBytes, sha256: patternSha256(req.uploadBytes ?? 0) });
+      break;
+  }
+}
+
+/**
+ * The /stream body came in pieces over time, not in one piece at the end:
+ * the first body bytes arrived at least half the server's total pause
+ * before the last ones.
+ */
+export function checkStreamed(res: FetchResult): void {
+  const spread = (STREAM_CHUNKS - 1) * STREAM_DELAY_MS;
+  assert.ok(res.chunks.length >= 2, `/stream body arrived in ${res.chunks.length} piece(s)`);
+  const first = res.chunks[0].t;
+  const last = res.chunks[res.chunks.length - 1].t;
+  assert.ok(last - first >= spread / 2, `/stream: first body bytes at ${first} ms, last at ${last} ms (server pauses ${spread} ms in all)`);
+}

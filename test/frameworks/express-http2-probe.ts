@@ -1,0 +1,34 @@
+// Runs the Express app on node:http2's createSecureServer and sends one
+// GET /hello over HTTP/2; prints what happened as JSON. A child process of
+// frameworks-tcp.test.ts, because what happens is that the server process
+// dies of an uncaught exception (expressjs/express#3388, #6580).
+import http2 from 'node:http2';
+import { identity } from './apps/common';
+import { expressApp } from './apps/express';
+
+const out: { status: number | null; body: string; uncaught: string[] } = { status: null, body: '', uncaught: [] };
+// Without this handler the process would die at the first one.
+process.on('uncaughtException', (e) => {
+  out.uncaught.push(String(e.stack ?? e).split('\n').slice(0, 2).join(' '));
+  setTimeout(() => {
+    console.log(JSON.stringify(out));
+    process.exit(0);
+  }, 300);
+});
+const server = http2.createSecureServer(identity(), expressApp());
+server.listen(0, '127.0.0.1', () => {
+  const port = (server.address() as { port: number }).port;
+  const client = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false });
+  client.on('error', () => undefined);
+  const req = client.request({ ':path': '/hello' });
+  req.on('response', (h) => (out.status = Number(h[':status'])));
+  req.on('data', (d) => (out.body += d));
+  req.on('error', () => undefined);
+  req.on('close', () => {
+    setTimeout(() => {
+      console.log(JSON.stringify(out));
+      process.exit(0);
+    }, 300);
+  });
+  req.end();
+});
