@@ -15,14 +15,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -34,7 +39,14 @@ type planRequest struct {
 	Method  string      `json:"method"`
 	Path    string      `json:"path"`
 	Headers [][2]string `json:"headers"`
-	BodyLen int         `json:"body_len"`
+	// body_len bytes of "x"; or body_text; or body_pattern bytes of the
+	// framework tests' pattern (byte i is i % 251, test/frameworks/pattern.ts)
+	// generated while sent, with a Content-Length.
+	BodyLen     int    `json:"body_len"`
+	BodyText    string `json:"body_text"`
+	BodyPattern int64  `json:"body_pattern"`
+	// Response body bytes kept in "body" (0: all of it); body_len/body_sha256 always cover all.
+	BodyKeep int `json:"body_keep"`
 }
 
 type planWT struct {
@@ -56,6 +68,67 @@ type response struct {
 	Body    string            `json:"body"`
 	Proto   string            `json:"proto"`
 	Error   string            `json:"error,omitempty"`
+	// Every field line, one per value (duplicates kept), names lowercase,
+	// sorted by name: Go's http.Header keeps the order of one name's values
+	// but not the order across names, nor the case of names.
+	HeaderLines [][2]string `json:"header_lines"`
+	BodyBytes   int64       `json:"body_bytes"`
+	BodySha256  string      `json:"body_sha256"`
+	// [ms since the request started, bytes] for each read that returned
+	// data (the first 2000), to show when the body arrived.
+	Chunks     [][2]float64 `json:"chunks"`
+	ChunkCount int          `json:"chunk_count"`
+	HeadersMs  float64      `json:"headers_ms"`
+	ElapsedMs  float64      `json:"elapsed_ms"`
+	SentBytes  int64        `json:"sent_bytes"`
+	// When the last request body byte was read by the transport.
+	UploadMs float64 `json:"upload_ms"`
+}
+
+const patternPeriod = 251
+
+// patternReader yields the first total bytes of the pattern, made as they
+// are read: an upload of any size costs no memory.
+type patternReader struct {
+	total, off int64
+	base       []byte
+	started    time.Time
+	// Written by the transport's goroutine, read by the request's.
+	sent     *atomic.Int64
+	uploadUs *atomic.Int64
+}
+
+func newPatternReader(total int64, started time.Time, sent, uploadUs *atomic.Int64) *patternReader {
+	base := make([]byte, 64*1024+patternPeriod)
+	for i := range base {
+		base[i] = byte(i % patternPeriod)
+	}
+	return &patternReader{total: total, base: base, started: started, sent: sent, uploadUs: uploadUs}
+}
+
+func (r *patternReader) Read(p []byte) (int, error) {
+	if r.off >= r.total {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && r.off < r.total {
+		start := int(r.off % patternPeriod)
+		m := copy(p[n:], r.base[start:])
+		if rest := r.total - r.off; int64(m) > rest {
+			m = int(rest)
+		}
+		n += m
+		r.off += int64(m)
+	}
+	r.sent.Store(r.off)
+	if r.off == r.total {
+		r.uploadUs.Store(time.Since(r.started).Microseconds())
+	}
+	return n, nil
+}
+
+func msSince(t time.Time) float64 {
+	return math.Round(float64(time.Since(t).Microseconds())) / 1000
 }
 
 type wtResult struct {
@@ -81,8 +154,15 @@ func doRequest(client *http.Client, base string, r planRequest, timeout time.Dur
 	if method == "" {
 		method = http.MethodGet
 	}
+	started := time.Now()
+	var sent, uploadUs atomic.Int64
 	var body io.Reader
-	if r.BodyLen > 0 {
+	switch {
+	case r.BodyPattern > 0:
+		body = newPatternReader(r.BodyPattern, started, &sent, &uploadUs)
+	case r.BodyText != "":
+		body = strings.NewReader(r.BodyText)
+	case r.BodyLen > 0:
 		body = bytes.NewReader(bytes.Repeat([]byte("x"), r.BodyLen))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -91,21 +171,61 @@ func doRequest(client *http.Client, base string, r planRequest, timeout time.Dur
 	if err != nil {
 		return response{Error: err.Error()}
 	}
+	if r.BodyPattern > 0 {
+		req.ContentLength = r.BodyPattern
+	}
 	for _, h := range r.Headers {
 		req.Header.Add(h[0], h[1])
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		return response{Error: err.Error()}
+		return response{Error: err.Error(), SentBytes: sent.Load(), ElapsedMs: msSince(started)}
 	}
 	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
-	out := response{Status: res.StatusCode, Headers: map[string]string{}, Body: string(data), Proto: res.Proto}
-	if err != nil {
-		out.Error = "reading body: " + err.Error()
+	out := response{Status: res.StatusCode, Headers: map[string]string{}, Proto: res.Proto, HeadersMs: msSince(started), HeaderLines: [][2]string{}, Chunks: [][2]float64{}}
+	hash := sha256.New()
+	var kept []byte
+	buf := make([]byte, 64*1024)
+	for {
+		n, err := res.Body.Read(buf)
+		if n > 0 {
+			out.ChunkCount++
+			if len(out.Chunks) < 2000 {
+				out.Chunks = append(out.Chunks, [2]float64{msSince(started), float64(n)})
+			}
+			out.BodyBytes += int64(n)
+			hash.Write(buf[:n])
+			if r.BodyKeep == 0 || len(kept) < r.BodyKeep {
+				m := n
+				if r.BodyKeep > 0 && len(kept)+m > r.BodyKeep {
+					m = r.BodyKeep - len(kept)
+				}
+				kept = append(kept, buf[:m]...)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			out.Error = "reading body: " + err.Error()
+			break
+		}
 	}
+	out.Body = string(kept)
+	out.BodySha256 = hex.EncodeToString(hash.Sum(nil))
+	out.ElapsedMs = msSince(started)
+	out.SentBytes = sent.Load()
+	out.UploadMs = float64(uploadUs.Load()) / 1000
+	names := make([]string, 0, len(res.Header))
 	for name, values := range res.Header {
 		out.Headers[strings.ToLower(name)] = strings.Join(values, ", ")
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, v := range res.Header[name] {
+			out.HeaderLines = append(out.HeaderLines, [2]string{strings.ToLower(name), v})
+		}
 	}
 	return out
 }
