@@ -2,7 +2,7 @@
 //! through the in-memory pair (crate::testing): real packets, real bytes,
 //! and what the application is told.
 
-use crate::app::AbortReason;
+use crate::app::{AbortReason, Action};
 use crate::h3::codes::{H3_NO_ERROR, H3_REQUEST_REJECTED};
 use crate::testing::{options, Pair, Report};
 
@@ -67,7 +67,7 @@ fn a_buffered_body_over_the_window_is_answered_413_and_the_client_told_to_stop()
 }
 
 #[test]
-fn streamed_bodies_are_read_up_to_the_credit_and_resume_when_it_is_settled() {
+fn streamed_bodies_are_read_up_to_the_credit_and_resume_as_the_application_consumes() {
     let opts = options(true, false);
     let credit = opts.body_credit;
     let mut pair = Pair::with(&opts);
@@ -85,12 +85,18 @@ fn streamed_bodies_are_read_up_to_the_credit_and_resume_when_it_is_settled() {
     assert_eq!(*body, None);
     assert_eq!(pair.app.body_of(0), (credit, false), "reading stops at the credit");
     pair.exchange();
-    assert_eq!(pair.app.body_of(0), (credit, false), "and stays stopped until the application settles");
-
     pair.app.settle_all();
     pair.exchange();
-    assert_eq!(pair.app.body_of(0), (2 * credit, false));
-    pair.app.settle_all();
+    assert_eq!(pair.app.body_of(0), (credit, false), "and stays stopped: settling batches is not consuming");
+
+    // Half consumed: half a credit more is read.
+    assert!(pair.h3.act(&mut pair.server, 0, Action::Consumed((credit / 2) as u64)));
+    pair.exchange();
+    assert_eq!(pair.app.body_of(0), (credit + credit / 2, false));
+    pair.h3.act(&mut pair.server, 0, Action::Consumed((credit + credit / 2) as u64));
+    pair.exchange();
+    assert_eq!(pair.app.body_of(0), (2 * credit + credit / 2, false));
+    pair.h3.act(&mut pair.server, 0, Action::Consumed(credit as u64));
     pair.exchange();
     assert_eq!(pair.app.body_of(0), (3 * credit, true), "the rest, with FIN");
 }
