@@ -33,6 +33,7 @@ function recordingSink(): { sink: EventSink; calls: unknown[][] } {
     onWtDatagrams: record('onWtDatagrams'),
     onTrailers: record('onTrailers'),
     onSent: record('onSent'),
+    onPeerFieldLimit: record('onPeerFieldLimit'),
   };
   return { sink, calls };
 }
@@ -58,6 +59,7 @@ describe('boundary protocol: golden bytes shared with the Rust half', () => {
       ['onWtDatagrams', 9, 70000],
       ['onTrailers', 7, 8, ['x-checksum', 'Ab+/=', 'x-latin1', '\u00e9']],
       ['onSent', 7, BIG_STREAM, 2 ** 40 + 5],
+      ['onPeerFieldLimit', 9, 16384],
     ]);
     // One call per sink method: the batch covers every event kind.
     const { sink: probe } = recordingSink();

@@ -16,6 +16,7 @@ export const enum EventKind {
   WtDatagrams = 11,
   Trailers = 12,
   Sent = 13,
+  PeerFieldLimit = 14,
 }
 
 export const enum CommandKind {

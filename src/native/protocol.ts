@@ -34,6 +34,8 @@ export interface EventSink {
   onTrailers(conn: number, stream: number, lines: string[]): void;
   /** QUIC has taken `total` bytes of the stream's response body so far. */
   onSent(conn: number, stream: number, total: number): void;
+  /** The client's SETTINGS_MAX_FIELD_SECTION_SIZE. */
+  onPeerFieldLimit(conn: number, limit: number): void;
 }
 
 /** Decodes one event batch; returns its sequence number for the acknowledgement. */
@@ -155,6 +157,9 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
         sink.onSent(conn, stream, f64());
         break;
       }
+      case EventKind.PeerFieldLimit:
+        sink.onPeerFieldLimit(conn, f64());
+        break;
       default:
         throw new Error(`unknown native event kind ${kind}`);
     }

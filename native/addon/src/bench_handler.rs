@@ -128,6 +128,10 @@ impl Application for BenchHandler {
         self.link.on_sent(conn, stream, total);
     }
 
+    fn on_peer_field_limit(&mut self, conn: ConnId, limit: u64) {
+        self.link.on_peer_field_limit(conn, limit);
+    }
+
     fn on_stream_aborted(&mut self, conn: ConnId, stream: StreamId, reason: AbortReason, code: u64) {
         self.link.on_stream_aborted(conn, stream, reason, code);
     }

@@ -132,6 +132,9 @@ pub trait Application {
     /// (`Action::Data` payloads; cumulative), reported once per loop turn
     /// per stream that progressed.
     fn on_sent(&mut self, conn: ConnId, stream: StreamId, total: u64);
+    /// The client's SETTINGS_MAX_FIELD_SECTION_SIZE, once its SETTINGS
+    /// arrived with one (no call: the client set no limit).
+    fn on_peer_field_limit(&mut self, conn: ConnId, max_field_section_size: u64);
     /// A request handed over ended without a normal finish.
     fn on_stream_aborted(&mut self, conn: ConnId, stream: StreamId, reason: AbortReason, code: u64);
     fn on_conn_open(&mut self, conn: ConnId, peer: SocketAddr, cid: &str);

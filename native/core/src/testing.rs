@@ -28,6 +28,7 @@ pub enum Report {
     Body { stream: u64, data: Vec<u8>, fin: bool },
     Trailers { stream: u64, fields: Vec<(Vec<u8>, Vec<u8>)> },
     Sent { stream: u64, total: u64 },
+    PeerFieldLimit { limit: u64 },
     Aborted { stream: u64, reason: AbortReason, code: u64 },
     SessionOpen { session: u64, path: Vec<u8> },
     SessionClosed { session: u64, code: u32 },
@@ -103,6 +104,10 @@ impl Application for Recorder {
 
     fn on_trailers(&mut self, _: ConnId, stream: StreamId, fields: &[(Vec<u8>, Vec<u8>)]) {
         self.push(Report::Trailers { stream: stream.0, fields: fields.to_vec() });
+    }
+
+    fn on_peer_field_limit(&mut self, _: ConnId, limit: u64) {
+        self.push(Report::PeerFieldLimit { limit });
     }
 
     fn on_sent(&mut self, _: ConnId, stream: StreamId, total: u64) {

@@ -38,6 +38,8 @@ code_group! {
         TRAILERS = 12,
         /// QUIC has taken a streamed response's body up to a total.
         SENT = 13,
+        /// The client's SETTINGS_MAX_FIELD_SECTION_SIZE (once, if it set one).
+        PEER_FIELD_LIMIT = 14,
     }
 }
 

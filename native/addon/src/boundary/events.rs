@@ -118,6 +118,12 @@ impl EventBatch {
         self.f64(total);
     }
 
+    /// PEER_FIELD_LIMIT: the client's SETTINGS_MAX_FIELD_SECTION_SIZE.
+    pub fn peer_field_limit(&mut self, conn: u32, limit: u64) {
+        self.head(kind::PEER_FIELD_LIMIT, conn);
+        self.f64(limit);
+    }
+
     pub fn stream_aborted(&mut self, conn: u32, stream: u64, reason: u8, code: u64) {
         self.head(kind::STREAM_ABORTED, conn);
         self.f64(stream);

@@ -55,6 +55,8 @@ fn golden_events() -> (Vec<u8>, Vec<u8>) {
     kinds.push(kind::TRAILERS);
     b.sent(7, BIG_STREAM, (1 << 40) + 5);
     kinds.push(kind::SENT);
+    b.peer_field_limit(9, 16_384);
+    kinds.push(kind::PEER_FIELD_LIMIT);
     (b.take(42), kinds)
 }
 

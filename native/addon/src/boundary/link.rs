@@ -110,6 +110,10 @@ impl Application for JsLink {
         self.events.sent(conn.0, stream.0, total);
     }
 
+    fn on_peer_field_limit(&mut self, conn: ConnId, limit: u64) {
+        self.events.peer_field_limit(conn.0, limit);
+    }
+
     fn on_stream_aborted(&mut self, conn: ConnId, stream: StreamId, reason: AbortReason, code: u64) {
         self.events.stream_aborted(conn.0, stream.0, abort_code(reason), code);
     }

@@ -500,7 +500,13 @@ impl H3Connection {
         fed?;
         for (ty, payload) in frames {
             match (ty, self.peer_settings.is_some()) {
-                (frame_type::SETTINGS, false) => self.peer_settings = Some(settings::parse(&payload)?),
+                (frame_type::SETTINGS, false) => {
+                    let parsed = settings::parse(&payload)?;
+                    if let Some(limit) = parsed.max_field_section_size {
+                        self.notices.push(Notice::PeerFieldLimit(limit));
+                    }
+                    self.peer_settings = Some(parsed);
+                }
                 (_, false) => return Err(H3Error::connection(H3_MISSING_SETTINGS, "first control frame is not SETTINGS")),
                 (frame_type::SETTINGS, true) => {
                     return Err(H3Error::connection(H3_FRAME_UNEXPECTED, "second SETTINGS frame"));

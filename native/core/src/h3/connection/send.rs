@@ -28,6 +28,8 @@ pub(super) enum Notice {
     /// QUIC took a streamed response's body up to this total.
     Sent(u64, u64),
     Aborted(u64, AbortReason, u64),
+    PeerFieldLimit(u64),
+    Log(String),
 }
 
 impl H3Connection {
@@ -171,6 +173,9 @@ impl H3Connection {
         if let Some(limit) = limit {
             let size = fields.iter().map(|(n, v)| n.len() + v.len() + 32).sum::<usize>() + if status == 0 { 0 } else { 7 + 3 + 32 };
             if size as u64 > limit {
+                self.notices.push(Notice::Log(format!(
+                    "a header section of {size} bytes for stream {id} exceeds the client's SETTINGS_MAX_FIELD_SECTION_SIZE of {limit}; stream reset with H3_INTERNAL_ERROR"
+                )));
                 self.notices.push(Notice::Aborted(id, AbortReason::FieldSectionTooLarge, H3_INTERNAL_ERROR));
                 let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_INTERNAL_ERROR);
                 let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_INTERNAL_ERROR);
@@ -357,6 +362,8 @@ impl H3Connection {
             match notice {
                 Notice::Sent(id, total) => app.on_sent(self.conn, StreamId(id), total),
                 Notice::Aborted(id, reason, code) => app.on_stream_aborted(self.conn, StreamId(id), reason, code),
+                Notice::PeerFieldLimit(limit) => app.on_peer_field_limit(self.conn, limit),
+                Notice::Log(message) => app.on_log(crate::app::LogLevel::Error, &message),
             }
         }
     }
