@@ -80,7 +80,7 @@ describe('TCP sibling (HTTP/2 + HTTP/1.1 with Alt-Svc)', function () {
       res.writeHead(200, { 'content-type': 'text/plain' });
       let n = 0;
       const timer = setInterval(() => {
-        res.write(`chunk ${n}\n`);
+        (res as import('node:http').ServerResponse).write(`chunk ${n}\n`);
         if (++n === 4) {
           clearInterval(timer);
           res.end();
@@ -89,7 +89,7 @@ describe('TCP sibling (HTTP/2 + HTTP/1.1 with Alt-Svc)', function () {
       res.on('close', () => clearInterval(timer));
     });
     // HTTP/2: the first chunk arrives while the server is still writing.
-    const session = http2.connect(`https://127.0.0.1:${port}`, { ca: demoCert, servername: 'localhost' });
+    const session = http2.connect(`https://127.0.0.1:${port}`, { ca: demoCert });
     try {
       const stream = session.request({ ':path': '/stream' });
       const [headers] = (await once(stream, 'response')) as [http2.IncomingHttpHeaders];
@@ -140,7 +140,7 @@ describe('TCP sibling (HTTP/2 + HTTP/1.1 with Alt-Svc)', function () {
 
   it('close() ends idle keep-alive connections of both protocols promptly', async () => {
     const { sibling, port } = await start((_req, res) => res.end('ok'));
-    const session = http2.connect(`https://127.0.0.1:${port}`, { ca: demoCert, servername: 'localhost' });
+    const session = http2.connect(`https://127.0.0.1:${port}`, { ca: demoCert });
     session.on('error', () => {});
     await h2On(session, { path: '/' });
     const agent = new https.Agent({ keepAlive: true });
@@ -172,7 +172,7 @@ describe('TCP sibling (HTTP/2 + HTTP/1.1 with Alt-Svc)', function () {
     const agent = new https.Agent({ keepAlive: true });
     const slowH1 = h1Request(udp.port, { path: '/slow', agent });
     const slowH2 = h2Request(udp.port, { path: '/slow' });
-    const session = http2.connect(`https://127.0.0.1:${udp.port}`, { ca: demoCert, servername: 'localhost' });
+    const session = http2.connect(`https://127.0.0.1:${udp.port}`, { ca: demoCert });
     session.on('error', () => {});
     const stuckReq = session.request({ ':path': '/stuck' });
     stuckReq.on('error', () => {});

@@ -26,7 +26,7 @@ export interface TcpRequestOptions {
 
 /** One HTTP/2 request on a fresh session (closed afterwards). */
 export async function h2Request(port: number, options: TcpRequestOptions = {}): Promise<TcpReply> {
-  const session = http2.connect(`https://${urlHost(options.host ?? '127.0.0.1')}:${port}`, { ca: demoCert, servername: 'localhost' });
+  const session = http2.connect(`https://${urlHost(options.host ?? '127.0.0.1')}:${port}`, { ca: demoCert });
   try {
     return await h2On(session, options);
   } finally {
@@ -63,9 +63,9 @@ export function h1Request(port: number, options: TcpRequestOptions & { agent?: h
         path: options.path ?? '/',
         headers: options.headers,
         ca: demoCert,
+        // Verified as localhost, whatever Host field the test sends.
         servername: 'localhost',
-        // ALPN http/1.1 only, so the server's allowHTTP1 path is what answers.
-        ALPNProtocols: ['http/1.1'],
+        // No ALPN (node:https offers none): the server's allowHTTP1 path answers.
         agent: options.agent ?? false,
       },
       (res) => {
