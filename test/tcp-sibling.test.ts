@@ -8,6 +8,7 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import net from 'node:net';
 import { once } from 'node:events';
+import { toRequestListener } from '../src/lib/fetch-adapter';
 import { startTcpSibling, TcpListener, TcpSibling } from '../src/lib/tcp-sibling';
 import { demoCert, demoKey, h1Request, h2On, h2Request } from './helpers/tcp-client';
 
@@ -112,6 +113,24 @@ describe('TCP sibling (HTTP/2 + HTTP/1.1 with Alt-Svc)', function () {
     assert.equal(h1.headers['transfer-encoding'], 'chunked');
     assert.equal(h1.headers['alt-svc'], expectedAltSvc(port));
     assert.equal(h1.body.toString(), 'chunk 0\nchunk 1\nchunk 2\nchunk 3\n');
+  });
+
+  it('carries a fetch handler (serve() with tcp): its response fields and alt-svc together', async () => {
+    const { port } = await start(
+      toRequestListener((request) => {
+        const headers = new Headers({ 'content-type': 'text/plain' });
+        headers.append('set-cookie', 'a=1');
+        headers.append('set-cookie', 'b=2');
+        return new Response(`${request.method} ${new URL(request.url).pathname}`, { status: 202, headers });
+      }),
+    );
+    for (const send of [h2Request, h1Request]) {
+      const r = await send(port, { path: '/f' });
+      assert.equal(r.status, 202);
+      assert.equal(r.body.toString(), 'GET /f');
+      assert.deepEqual(r.headers['set-cookie'], ['a=1', 'b=2']);
+      assert.equal(r.headers['alt-svc'], expectedAltSvc(port), send.name);
+    }
   });
 
   it('listens dual-stack by default: IPv4 and IPv6 clients alike', async function () {

@@ -30,7 +30,8 @@ export interface NodeResponseLike extends EventEmitter {
   readonly headersSent: boolean;
   writeHead(status: number, headers?: OutgoingHttpHeaders): unknown;
   write(chunk: Uint8Array): boolean;
-  end(chunk?: Uint8Array): unknown;
+  end(): unknown;
+  end(chunk: Uint8Array): unknown;
   destroy(err?: Error): unknown;
   flushHeaders?(): void;
 }
