@@ -331,25 +331,26 @@ async function writeResponse(response: Response, isHead: boolean, res: NodeRespo
     for (;;) {
       const r = await readNow(next);
       if (r === PENDING) break;
+      if (gone.aborted) return;
       if (r.done) {
         if (headers['content-length'] === undefined) headers['content-length'] = size;
         res.writeHead(status, headers);
         res.end(collected.length === 1 ? collected[0] : Buffer.concat(collected));
         return;
       }
-      collected.push(r.value);
+      collected.push(bytes(r.value));
       size += r.value.byteLength;
       next = reader.read();
       if (size >= COLLECT_LIMIT) break;
     }
     res.writeHead(status, headers);
     res.flushHeaders?.();
-    for (const chunk of collected) if (!res.write(chunk)) await drained(res);
+    for (const chunk of collected) if (!res.write(chunk)) await drained(res, gone);
     for (;;) {
       const r = await next;
       if (r.done) break;
       if (gone.aborted) return;
-      if (!res.write(r.value)) await drained(res);
+      if (!res.write(bytes(r.value))) await drained(res, gone);
       next = reader.read();
     }
     if (!gone.aborted) res.end();
@@ -358,16 +359,25 @@ async function writeResponse(response: Response, isHead: boolean, res: NodeRespo
   }
 }
 
-/** Resolves on 'drain', or on 'close' (the client left; the caller sees the aborted signal). */
-function drained(res: NodeResponseLike): Promise<void> {
+/** A response body chunk, checked: the fetch standard allows only bytes (undici's own consumers throw the same way). */
+function bytes(chunk: unknown): Uint8Array {
+  if (chunk instanceof Uint8Array) return chunk;
+  throw new TypeError(`the response body produced ${describe(chunk)}, not a Uint8Array`);
+}
+
+/** Resolves on 'drain', or when the client has gone (the caller checks the signal): never waits on a closed response. */
+function drained(res: NodeResponseLike, gone: AbortSignal): Promise<void> {
+  if (gone.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
       res.off('close', done);
+      gone.removeEventListener('abort', done);
       resolve();
     };
     res.on('drain', done);
     res.on('close', done);
+    gone.addEventListener('abort', done);
   });
 }
 
