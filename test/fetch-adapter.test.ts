@@ -280,6 +280,42 @@ describe('serve({ fetch }) over node:http2', function () {
     assert.notEqual(reason, 'timeout');
   });
 
+  for (const how of ['resets the stream', 'drops the connection'] as const) {
+    it(`a client that ${how} mid-upload errors the body the handler reads, and aborts request.signal`, async () => {
+      let outcome: (v: { error: string; aborted: boolean; bytes: number }) => void;
+      const outcomeP = new Promise<{ error: string; aborted: boolean; bytes: number }>((r) => (outcome = r));
+      const { port } = await start(async (request) => {
+        let bytes = 0;
+        try {
+          const reader = request.body!.getReader();
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            // Slow after the first chunk: the client's reset arrives with the body incomplete.
+            if (bytes === 0) await new Promise((r) => setTimeout(r, 300));
+            bytes += value.byteLength;
+          }
+          outcome({ error: 'none', aborted: request.signal.aborted, bytes });
+        } catch (e) {
+          outcome({ error: (e as Error).message, aborted: request.signal.aborted, bytes });
+        }
+        return new Response('late');
+      });
+      const session = connect(port);
+      const stream = session.request({ ':method': 'POST', ':path': '/' });
+      stream.on('error', () => {});
+      stream.write(Buffer.alloc(1024 * 1024));
+      await new Promise((r) => setTimeout(r, 100));
+      // The megabyte is still behind flow control, so close() resets without ending the body.
+      if (how === 'resets the stream') stream.close(http2.constants.NGHTTP2_CANCEL);
+      else session.destroy();
+      const o = await outcomeP;
+      assert.match(o.error, /ended early/, 'the read failed rather than ending as if complete');
+      assert.ok(o.bytes > 0 && o.bytes < 1024 * 1024, `${o.bytes} bytes`);
+      assert.ok(o.aborted, 'request.signal aborted');
+    });
+  }
+
   it('upload backpressure: a handler that does not read holds the server to a bounded buffer', async () => {
     const samples: Array<{ readableLength: number; socketBytes: number }> = [];
     const { port } = await start(async (request, env) => {

@@ -231,7 +231,13 @@ class RequestBody {
       if (waiting) waiting(chunk);
       else req.unshift(chunk); // arrived without a pull (someone else resumed): keep it for the next one
     });
+    // node:http2's compatibility request ends normally when the client
+    // resets the stream, after 'aborted': that end must not pass for a
+    // complete body.
+    const aborted = () => this.#fail(new Error('the request body ended early: the client aborted the request'));
+    req.once('aborted', aborted);
     req.once('end', () => {
+      if ((req as { aborted?: boolean }).aborted) return aborted();
       this.#ended = true;
       this.#settle(null);
     });
