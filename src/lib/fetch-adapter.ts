@@ -70,7 +70,13 @@ export function toRequestListener(
       console.error(`h3-node: fetch handler failed${request ? ` for ${request.method} ${request.url}` : ''}: ${describe(err)}`));
   const fallbackOrigin = options.baseUrl ? new URL(options.baseUrl).origin : undefined;
   return (req, res) => {
-    void serveOne(fetch, req, res, onError, fallbackOrigin);
+    // Nothing thrown here may become an unhandled rejection (onError itself
+    // throwing, a write to a stream the client already reset): one line, and
+    // the stream is reset so the client is not left waiting.
+    serveOne(fetch, req, res, onError, fallbackOrigin).catch((e: unknown) => {
+      console.error(`h3-node: fetch adapter: ${describe(e)}`);
+      res.destroy(e instanceof Error ? e : undefined);
+    });
   };
 }
 
@@ -116,7 +122,7 @@ async function serveOne(
   let response: Response;
   try {
     response = await fetch(request, { incoming: req, outgoing: res });
-    if (!(response instanceof Response)) throw new TypeError(`the fetch handler returned ${describe(response)}, not a Response`);
+    if (!isResponse(response)) throw new TypeError(`the fetch handler returned ${describe(response)}, not a Response`);
   } catch (e) {
     if (!gone.signal.aborted) {
       // (If the client left, it failed for that reason, and no one is there to answer.)
@@ -291,13 +297,27 @@ class RequestBody {
   }
 }
 
+/**
+ * A Response by its shape, not by instanceof: @hono/node-server replaces the
+ * global Response with its own class, and an app may use undici's package.
+ */
+function isResponse(v: unknown): v is Response {
+  const r = v as Partial<Response> | null | undefined;
+  return typeof r?.status === 'number' && typeof r.headers?.forEach === 'function' && r.body !== undefined;
+}
+
 /** Response headers for writeHead: the fields, set-cookie lines kept apart, connection-specific ones dropped. */
 function responseHeaders(response: Response): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   response.headers.forEach((value, name) => {
     if (name !== 'set-cookie' && !CONNECTION_FIELDS.has(name)) out[name] = value;
   });
-  const cookies = response.headers.getSetCookie();
+  // getSetCookie() keeps the lines apart; a Headers without it (an older
+  // polyfill) joined them with ", ", and that one value is all there is.
+  const cookies =
+    typeof response.headers.getSetCookie === 'function'
+      ? response.headers.getSetCookie()
+      : [response.headers.get('set-cookie') ?? ''].filter(Boolean);
   if (cookies.length > 0) out['set-cookie'] = cookies;
   return out;
 }
