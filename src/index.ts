@@ -19,4 +19,8 @@ export type { NativeCounters } from './native/binding';
 export type { Logger, LogFormat, LogVerbosity } from './lib/log';
 export { stderrLogger, silentLogger, createLogger } from './lib/log';
 export { startMetrics, createMetricsRegistry, serveMetrics } from './lib/metrics';
+export { serve } from './lib/serve';
+export type { ServeOptions, SecureServerFactory, ListenableServer } from './lib/serve';
+export { toRequestListener } from './lib/fetch-adapter';
+export type { FetchHandler, FetchEnv, FetchAdapterOptions, NodeRequestLike, NodeResponseLike } from './lib/fetch-adapter';
 export type { MetricsEndpoint, MetricsOptions } from './lib/metrics';
