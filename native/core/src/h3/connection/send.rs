@@ -301,7 +301,12 @@ impl H3Connection {
     /// when QUIC has taken it.
     fn queue_data(&mut self, quic: &mut quiche::Connection, id: u64, data: &[u8], fin: bool, total: u64) {
         let out = self.outgoing.entry(id).or_insert_with(|| Outgoing::new(Vec::new(), false));
-        if !data.is_empty() {
+        // An end with no bytes still goes out as an empty DATA frame with
+        // the FIN, never as a FIN alone: quiche 0.30 counts a stream whose
+        // data is all acknowledged as complete even when its FIN was written
+        // but not yet sent, and then never sends the FIN (docs/design.md,
+        // "the intermittent WebTransport time-outs").
+        if !data.is_empty() || fin {
             out.data.reserve(data.len() + 9);
             frame::write_header(frame_type::DATA, data.len(), &mut out.data);
             out.data.extend_from_slice(data);
