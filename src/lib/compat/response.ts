@@ -494,7 +494,8 @@ export class Http3ServerResponse extends Stream {
   /**
    * Abandons the response: resets the stream with H3_INTERNAL_ERROR (or
    * H3_REQUEST_CANCELLED without an error) unless it is already complete.
-   * Emits 'close'; the error is not emitted, but `errored` holds it.
+   * Emits 'close' (after 'error' when given one and someone listens);
+   * `errored` holds the error.
    */
   destroy(error?: Error): this {
     if (this.#destroyed || this.#finished) return this;
@@ -505,7 +506,7 @@ export class Http3ServerResponse extends Stream {
     // The request's body will not complete either.
     const req = this.req;
     if (!req.complete && !req.destroyed) req.destroy();
-    process.nextTick(() => this.#close(error !== undefined));
+    process.nextTick(() => this.#closeWithError(error));
     return this;
   }
 
@@ -514,7 +515,19 @@ export class Http3ServerResponse extends Stream {
     this.#destroyed = true;
     this.#error = error;
     this.#flushWaiting(error);
-    process.nextTick(() => this.#close(true));
+    process.nextTick(() => this.#closeWithError(error));
+  }
+
+  /**
+   * 'error' (only to listeners: like node:http, a client going away must
+   * not crash a server that does not listen) and then 'close'. pipeline()
+   * and stream.finished() listen, and need the 'error': for a stream
+   * without _writableState they take a 'close' with `writable` false as
+   * success.
+   */
+  #closeWithError(error: Error | undefined): void {
+    if (error && this.listenerCount('error') > 0) this.emit('error', error);
+    this.#close(error !== undefined);
   }
 
   #onDrain(): void {
