@@ -385,6 +385,28 @@ describe('compat: response', () => {
     assert.deepEqual(pairs(stream.last('respond')[2]), [['x-mixed', 'Some Value'], ['content-length', '0']]);
   });
 
+  it('removing date or content-length stops them being filled in', () => {
+    const { res, stream } = open();
+    res.removeHeader('Date');
+    res.removeHeader('Content-Length');
+    res.end('abc');
+    assert.deepEqual(stream.last('respond')[2], []);
+  });
+
+  it("a header section over the client's SETTINGS_MAX_FIELD_SECTION_SIZE is a clear error: logged, 'error' to listeners, errored", async () => {
+    const { res, stream, ctx } = open();
+    res.setHeader('x-big', 'x'.repeat(20000));
+    const errors: Error[] = [];
+    res.on('error', (e) => errors.push(e));
+    res.write('start');
+    stream.onAbort!({ reason: 'headers-too-large', code: 0x102 });
+    await tick();
+    assert.equal((res.errored as Error & { code?: string }).code, 'ERR_HTTP3_HEADERS_TOO_LARGE');
+    assert.match(errors[0].message, /SETTINGS_MAX_FIELD_SECTION_SIZE/);
+    assert.ok(ctx.logger.lines.some((l) => l.startsWith('error: ') && l.includes('SETTINGS_MAX_FIELD_SECTION_SIZE')));
+    assert.equal(res.closed, true);
+  });
+
   it("writing after end emits 'error' (ERR_STREAM_WRITE_AFTER_END) and calls back; without a listener it is logged, not thrown", async () => {
     const { res, stream, ctx } = open();
     res.end('done');
@@ -745,6 +767,30 @@ describe('compat: createSecureServer', () => {
     assert.equal(status, 202);
     assert.equal(body, '<p>hi</p>');
     assert.deepEqual(pairs(fields).slice(0, 2), [['x-powered-by', 'Express'], ['content-type', 'text/html; charset=utf-8']]);
+
+    // The body still streams after the swap, with credit going back.
+    let uploaded = '';
+    const upload = fakeServer(
+      Object.assign(
+        (req: Http3ServerRequest, res: Http3ServerResponse) => {
+          Object.setPrototypeOf(req, request);
+          Object.setPrototypeOf(res, response);
+          req.setEncoding('utf8');
+          req.on('data', (c: string) => (uploaded += c));
+          req.on('end', () => res.end(uploaded.toUpperCase()));
+        },
+        { request, response },
+      ),
+    );
+    const core3 = await listening(upload.server);
+    const post = new FakeStream(requestLines('POST', '/up'), false);
+    core3.events.onStream(post);
+    post.onData!(Buffer.from('abc'));
+    post.onData!(Buffer.from('def'));
+    post.onEnd!();
+    await tick();
+    assert.equal(post.last('respond')[3], 'ABCDEF');
+    assert.equal(post.consumed, 6);
 
     // Plain listeners pay nothing: no own copies of the members.
     let plain: Http3ServerResponse | undefined;

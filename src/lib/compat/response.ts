@@ -69,6 +69,8 @@ export class Http3ServerResponse extends Stream {
   #status = 200;
   #statusMessage: string | undefined;
   #sendDate = true;
+  /** removeHeader('content-length') ran: do not fill it in (node:http's _removedContLen). */
+  #noAutoLength = false;
   /** writeHead() ran: the header section is fixed (headersSent). */
   #headersFrozen = false;
   /** The header section was handed to the core. */
@@ -240,9 +242,13 @@ export class Http3ServerResponse extends Stream {
     return this.#headers[checkName(name).toLowerCase()] !== undefined;
   }
 
+  /** Removes a field; removing `date` or `content-length` also stops them being filled in, as node:http does. */
   removeHeader(name: string): void {
     if (this.#headersFrozen) throw headersAlreadySent('remove');
-    delete this.#headers[checkName(name).toLowerCase()];
+    const lower = checkName(name).toLowerCase();
+    if (lower === 'date') this.#sendDate = false;
+    else if (lower === 'content-length') this.#noAutoLength = true;
+    delete this.#headers[lower];
   }
 
   /** Trailer fields, sent after the body (a trailer section ends the stream). */
@@ -347,7 +353,7 @@ export class Http3ServerResponse extends Stream {
       else for (const x of v) out.push(key, wireValue(x));
     }
     if (this.#sendDate && headers.date === undefined) out.push('date', httpDate());
-    if (contentLength >= 0 && headers['content-length'] === undefined) out.push('content-length', String(contentLength));
+    if (contentLength >= 0 && !this.#noAutoLength && headers['content-length'] === undefined) out.push('content-length', String(contentLength));
     return out;
   }
 
