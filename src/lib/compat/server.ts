@@ -11,6 +11,14 @@ import type { ConnectionHandle, RequestStream } from '../request-stream';
 import { Logger, stderrLogger } from '../log';
 import { DEMO_IDENTITY_WARNING } from '../identity';
 import { devHooksOf, StreamServerFactory } from '../dev-hooks';
+import { defaultTcpSide } from './tcp-side';
+
+/**
+ * Request body bytes read ahead of what each request's consumer took: a
+ * window per stream, so a slow consumer slows its client through QUIC flow
+ * control while a fast one is not held back by the boundary.
+ */
+const DEFAULT_BODY_CREDIT = 256 * 1024;
 import { Exchange, ExchangeContext } from './exchange';
 import type { Http3ServerRequest } from './request';
 import { Http3ServerResponse, responseInternals } from './response';
@@ -47,10 +55,16 @@ export interface SecureServerOptions extends TlsInput {
   cert?: TlsInput['cert'];
   /** Private key: PEM text (string or Buffer) or a file path; `passphrase` decrypts an encrypted one. */
   key?: TlsInput['key'];
-  /** Accepted for node:http2 compatibility; the TCP side comes with `tcp` (see TcpSide). */
+  /** With the TCP side: also serve HTTP/1.1 there, as node:http2's option does (default false, as there). */
   allowHTTP1?: boolean;
-  /** HOOK: the TCP side (see TcpSide); not implemented in this module. */
-  tcp?: TcpSideFactory;
+  /**
+   * The same app on TCP (default true): node:http2's secure server on the
+   * same port number serves the same 'request' listeners and adds
+   * `alt-svc: h3=":<port>"; ma=86400` to every response, so clients without
+   * UDP are served and browsers learn of HTTP/3. `false`: HTTP/3 only. A
+   * function supplies another TCP side.
+   */
+  tcp?: boolean | TcpSideFactory;
   /** Request body bytes the core reads ahead of what the request's consumer took, per stream (the core's default when omitted). */
   bodyCredit?: number;
   /** QUIC idle timeout (default 30 s). */
@@ -107,7 +121,7 @@ export class Http3SecureServer extends EventEmitter {
     this.#options = options;
     this.#tls = new TlsFiles(options);
     this.#logger = options.logger ?? stderrLogger;
-    this.#createCore = devHooksOf(options)?.streamServer ?? ((o, e) => new StreamServer(o, e));
+    this.#createCore = devHooksOf(options)?.streamServer ?? ((o, e) => new StreamServer(o, e, this.#logger));
     const server = this;
     this.#context = {
       logger: this.#logger,
@@ -122,7 +136,9 @@ export class Http3SecureServer extends EventEmitter {
     this.on('newListener', invalidate);
     this.on('removeListener', invalidate);
     if (listener) this.on('request', listener);
-    this.#tcp = options.tcp?.(this);
+    const tcp = options.tcp ?? true;
+    this.#tcp =
+      typeof tcp === 'function' ? tcp(this) : tcp ? defaultTcpSide(this, () => this.#tls.pems(), options.allowHTTP1 ?? false) : undefined;
   }
 
   /**
@@ -150,17 +166,18 @@ export class Http3SecureServer extends EventEmitter {
     try {
       const { certPath, keyPath } = this.#tls.paths();
       const coreOptions: CoreOptions = {
-        cert: certPath,
-        key: keyPath,
-        bodyCredit: o.bodyCredit,
+        certPath,
+        keyPath,
+        streamedBodies: true,
+        bodyCredit: o.bodyCredit ?? DEFAULT_BODY_CREDIT,
         idleTimeoutMs: o.idleTimeoutMs,
         handshakeTimeoutMs: o.handshakeTimeoutMs,
         maxConnections: o.maxConnections,
         maxStreamsPerConnection: o.maxStreamsPerConnection,
         maxFieldSectionSize: o.maxFieldSectionSize,
-        keyLogFile: o.keyLogFile === undefined ? process.env.SSLKEYLOGFILE || false : o.keyLogFile,
+        keylogPath: (o.keyLogFile === undefined ? process.env.SSLKEYLOGFILE : o.keyLogFile) || undefined,
         qlogDir: o.qlogDir,
-        logger: this.#logger,
+        hooks: devHooksOf(o),
       };
       core = this.#createCore(coreOptions, this.#events());
       this.#address = core.listen(port, host ?? '::');

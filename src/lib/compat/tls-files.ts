@@ -83,6 +83,11 @@ export class TlsFiles {
     };
   }
 
+  /** The PEM contents (the TCP side's TLS takes them as they are). */
+  pems(): { cert: Buffer; key: Buffer } {
+    return { cert: this.#cert.pem, key: this.#keyPem };
+  }
+
   /** Removes the temporary files, if any. */
   dispose(): void {
     const dir = this.#dir;
