@@ -261,12 +261,21 @@ export class CommandWriter {
     this.len = this.buf.writeDoubleLE(code, off);
   }
 
-  /** Hands over the accumulated bytes (a copy-free view) and starts afresh. */
+  /**
+   * Hands over the accumulated bytes as a view of the writer's buffer, valid
+   * until the next write: `submit` copies it synchronously, so the buffer is
+   * reused rather than reallocated (a streamed response would otherwise
+   * leave one discarded buffer per flush for the GC). A buffer grown past
+   * 1 MiB by a burst is let go.
+   */
   take(): Buffer | null {
     if (this.len === 0) return null;
     const out = this.buf.subarray(0, this.len);
-    this.buf = Buffer.allocUnsafe(this.buf.length);
+    if (this.buf.length > KEEP_AT_MOST) this.buf = Buffer.allocUnsafe(16 * 1024);
     this.len = 0;
     return out;
   }
 }
+
+/** The largest command buffer kept between flushes. */
+const KEEP_AT_MOST = 1024 * 1024;
