@@ -31,6 +31,9 @@ function recordingSink(): { sink: EventSink; calls: unknown[][] } {
     onWtSessionClosed: record('onWtSessionClosed'),
     onWtStream: record('onWtStream'),
     onWtDatagrams: record('onWtDatagrams'),
+    onTrailers: record('onTrailers'),
+    onSent: record('onSent'),
+    onPeerFieldLimit: record('onPeerFieldLimit'),
   };
   return { sink, calls };
 }
@@ -54,6 +57,9 @@ describe('boundary protocol: golden bytes shared with the Rust half', () => {
       ['onWtSessionClosed', 9, 0, 0xdeadbeef],
       ['onWtStream', 9, 0, BIG_STREAM, WtStreamEvent.Rejected, true],
       ['onWtDatagrams', 9, 70000],
+      ['onTrailers', 7, 8, ['x-checksum', 'Ab+/=', 'x-latin1', '\u00e9']],
+      ['onSent', 7, BIG_STREAM, 2 ** 40 + 5],
+      ['onPeerFieldLimit', 9, 16384],
     ]);
     // One call per sink method: the batch covers every event kind.
     const { sink: probe } = recordingSink();
@@ -64,6 +70,14 @@ describe('boundary protocol: golden bytes shared with the Rust half', () => {
     const w = new CommandWriter();
     w.respond(7, BIG_STREAM, 200, ['content-type', 'text/plain', 'set-cookie', 'a=B64+/='], Buffer.from('hello \u2713'));
     w.respond(4_000_000_000, 0, 404, [], Buffer.alloc(0));
+    w.headers(7, 4, 103, false, ['link', '</a.css>; rel=preload']);
+    const many: string[] = [];
+    for (let i = 0; i < 300; i++) many.push(`x-${i}`, `Value-${i}`);
+    w.headers(7, 4, 200, false, many);
+    w.data(7, 4, Buffer.from([0, 1, 255]), false);
+    w.headers(7, 4, 0, true, ['x-checksum', 'Ab+/=']);
+    w.consumed(7, 4, 65536);
+    w.reset(4_000_000_000, BIG_STREAM, 0x10c);
     const bytes = w.take()!;
     const file = path.join(GOLDEN, 'commands.bin');
     if (process.env.UPDATE_GENERATED) fs.writeFileSync(file, bytes);

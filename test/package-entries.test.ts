@@ -25,6 +25,8 @@ describe('package entries: the library apart from the demo', () => {
       'startMetrics',
       'createMetricsRegistry',
       'serveMetrics',
+      'serve',
+      'toRequestListener',
     ];
     for (const name of library) assert.ok(name in lib, `h3-node lacks ${name}`);
     const demoOnly = ['PROFILES', 'BEARER_TOKEN', 'SESSION_COOKIE', 'BODY_CAP', 'DEMO_CERT', 'DEMO_KEY', 'serveDemoPage', 'WebTransportStats'];

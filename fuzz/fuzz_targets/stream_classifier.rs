@@ -86,9 +86,11 @@ fuzz_target!(|input: &[u8]| {
                 pair.h3.respond(&mut pair.server, bidi, 200, &fields, data);
             }
             6 => {
-                // JavaScript acknowledging batches (frees streamed-body credit).
+                // JavaScript acknowledging batches and consuming body bytes
+                // (frees streamed-body credit).
                 pair.app.turn = u64::from(op >> 6) + 2;
                 pair.app.settled_up_to = u64::from(op >> 6) + 1;
+                pair.h3.act(&mut pair.server, bidi, h3core::app::Action::Consumed(u64::from(op) * 64));
             }
             _ => {
                 let _ = pair.client.stream_shutdown(bidi, quiche::Shutdown::Read, 0x100);

@@ -17,6 +17,14 @@ export interface ConnectionHandle {
   readonly cid: string;
   /** False once the connection has closed. */
   readonly open: boolean;
+  /**
+   * The client's SETTINGS_MAX_FIELD_SECTION_SIZE (RFC 9114 section 4.2.2),
+   * Infinity until its SETTINGS say otherwise. A header section is sized as
+   * the sum of name + value + 32 bytes per line, `:status` included; a larger
+   * one is refused by the core (the stream is reset, and a log line says why),
+   * so check against this first and report the error to the application.
+   */
+  readonly peerMaxFieldSectionSize: number;
 }
 
 /** Why a stream ended early. */
@@ -90,6 +98,8 @@ export interface RequestStream {
   /** Resets both directions with an HTTP/3 error code. */
   reset(code: number): void;
 
+  /** True once the stream sends nothing more: the response ended, it was reset, or it was aborted. */
+  readonly isClosed: boolean;
   /** Body bytes given to sendData that QUIC has not taken yet. */
   readonly sendPending: number;
   /** Above this sendPending, writers should wait for onDrain. */

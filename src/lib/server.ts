@@ -2,12 +2,13 @@
 // servers (createServer, listen, a 'request' handler, close), on the native
 // quiche core.
 import { EventEmitter } from 'node:events';
-import { addon, NativeCounters, NativeServer } from '../native/binding';
+import type { NativeCounters } from '../native/binding';
 import type { H3Request } from './request';
 import type { H3Response } from './response';
 import { DEMO_IDENTITY_WARNING, Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
-import { NativeLink } from './native-link';
+import { Exchanges } from './exchanges';
+import { StreamServer } from './stream-server';
 import { devHooksOf } from './dev-hooks';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
@@ -140,75 +141,70 @@ export interface Http3Server {
 
 export class Http3Server extends EventEmitter {
   readonly identity: Identity;
-  // Private fields (#), not TypeScript's `private`: the native link and its
-  // callbacks are no part of the server's API, in types or at run time.
+  // Private fields (#), not TypeScript's `private`: the core and the
+  // exchange driver are no part of the server's API, in types or at run time.
   readonly #options: ServerOptions;
-  readonly #link: NativeLink;
-  #native: NativeServer | undefined;
+  readonly #exchanges: Exchanges;
+  readonly #core: StreamServer;
   #closing: Promise<void> | undefined;
-  #resolveClosed: (() => void) | undefined;
 
   constructor(options: ServerOptions = {}, handler?: RequestHandler) {
     super();
     this.#options = options;
     this.identity = loadIdentity(options.cert, options.key);
-    this.#link = new NativeLink(this, options, options.logger ?? stderrLogger, () => this.#onClosed());
+    const logger = options.logger ?? stderrLogger;
+    this.#exchanges = new Exchanges(this, options, logger, () => this.#onClosed());
+    this.#core = new StreamServer(
+      {
+        certPath: this.identity.certPath,
+        keyPath: this.identity.keyPath,
+        streamedBodies: options.onBody !== undefined,
+        bodyWindow: options.bodyWindow,
+        bodyCredit: options.bodyCredit,
+        idleTimeoutMs: options.idleTimeoutMs,
+        handshakeTimeoutMs: options.handshakeTimeoutMs,
+        maxConnections: options.maxConnections,
+        maxStreamsPerConnection: options.maxStreamsPerConnection,
+        maxFieldSectionSize: options.maxFieldSectionSize,
+        webtransport: options.webtransport ?? false,
+        keylogPath: keyLogPath(options.keyLogFile),
+        qlogDir: options.qlogDir,
+        hooks: devHooksOf(options),
+      },
+      this.#exchanges,
+      logger,
+    );
     if (handler) this.on('request', handler);
   }
 
   /** Binds the UDP port and starts serving. Rejects with a one-line Error (port in use, bad identity). */
   listen(port = this.#options.port ?? 4433, host = this.#options.host ?? '::'): Promise<AddressInfo> {
-    if (this.#native) return Promise.reject(new Error('server is already listening'));
+    if (this.#core.listening) return Promise.reject(new Error('server is already listening'));
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       return Promise.reject(new RangeError(`port must be an integer from 0 to 65535, got ${port}`));
     }
-    const options = this.#options;
-    const hooks = devHooksOf(options);
-    const link = this.#link;
+    let addr: AddressInfo;
     try {
-      this.#native = addon(hooks?.addonPath).listen(
-        {
-          host,
-          port,
-          certPath: this.identity.certPath,
-          keyPath: this.identity.keyPath,
-          streamedBodies: options.onBody !== undefined,
-          bodyWindow: options.bodyWindow,
-          bodyCredit: options.bodyCredit,
-          idleTimeoutMs: options.idleTimeoutMs,
-          handshakeTimeoutMs: options.handshakeTimeoutMs,
-          maxConnections: options.maxConnections,
-          maxStreamsPerConnection: options.maxStreamsPerConnection,
-          maxFieldSectionSize: options.maxFieldSectionSize,
-          panicOnPath: hooks?.panicOnPath,
-          webtransport: options.webtransport ?? false,
-          keylogPath: keyLogPath(options.keyLogFile),
-          qlogDir: options.qlogDir,
-          benchNativeHandler: hooks?.benchNativeHandler,
-        },
-        (batch) => link.onBatch(batch),
-      );
+      addr = this.#core.listen(port, host);
     } catch (e) {
-      return Promise.reject(new Error((e as Error).message));
+      return Promise.reject(e as Error);
     }
-    link.start(this.#native);
-    if (this.identity.isDemo && options.warnDemoIdentity !== false) {
-      (options.logger ?? stderrLogger).warn(`h3-node: ${DEMO_IDENTITY_WARNING} Pass cert and key to createServer for your own.`);
+    if (this.identity.isDemo && this.#options.warnDemoIdentity !== false) {
+      (this.#options.logger ?? stderrLogger).warn(`h3-node: ${DEMO_IDENTITY_WARNING} Pass cert and key to createServer for your own.`);
     }
-    const addr = this.#native.address();
     this.emit('listening', addr);
     return Promise.resolve(addr);
   }
 
   /** Requests handed to handlers and not yet answered or aborted. */
   get pendingRequests(): number {
-    return this.#link.pendingRequests;
+    return this.#exchanges.pendingRequests;
   }
 
   /** Native counters (bytes and datagrams received, body bytes read, connections); zeros before listen(). */
   counters(): NativeCounters {
     return (
-      this.#native?.counters() ?? {
+      this.#core.counters() ?? {
         udpBytesReceived: 0,
         udpDatagramsReceived: 0,
         udpDatagramsSent: 0,
@@ -234,7 +230,7 @@ export class Http3Server extends EventEmitter {
   }
 
   address(): AddressInfo | null {
-    return this.#native && !this.#closing ? this.#native.address() : null;
+    return this.#closing ? null : this.#core.address();
   }
 
   /**
@@ -251,19 +247,13 @@ export class Http3Server extends EventEmitter {
   }
 
   #shutdown(graceful: boolean): Promise<void> {
-    const native = this.#native;
-    if (!native) return Promise.resolve();
-    if (!this.#closing) {
-      this.#closing = new Promise<void>((resolve) => (this.#resolveClosed = resolve));
-    }
-    native.shutdown(graceful);
+    if (!this.#core.listening && !this.#closing) return Promise.resolve();
+    this.#closing = this.#core.close(graceful);
     return this.#closing;
   }
 
   /** The native core has stopped and its thread is joined. */
   #onClosed(): void {
-    this.#native = undefined;
-    this.#resolveClosed?.();
     this.#closing = undefined;
     this.emit('close');
   }

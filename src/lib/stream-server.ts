@@ -1,15 +1,29 @@
-// STUB (being written): the native core's lifecycle with request streams
-// handed to one callback. createServer (the demo exchange), createSecureServer
-// (node:http2 compatibility) and serve (fetch) each hold one.
-import type { ConnectionHandle, RequestStream } from './request-stream';
+// The native core's lifecycle, with every request stream handed to one
+// callback as a RequestStream. createServer (the demo exchange),
+// createSecureServer (node:http2 compatibility) and serve (fetch) each hold
+// one. It decodes the core's event batches, keeps the open streams and
+// connections, and sends what streams ask for back as command batches (one
+// submit per batch handled, or per microtask for asynchronous answers).
+import { addon, NativeCounters, NativeServer } from '../native/binding';
+import { AbortReason, CommandWriter, ConnClosedInfo, decodeBatch, EventSink, LogLevel, RequestFlag } from '../native/protocol';
+import { Connection } from './connection';
+import type { DevHooks } from './dev-hooks';
 import type { Logger } from './log';
+import { NativeRequestStream, StreamOwner } from './native-stream';
+import type { ConnectionHandle, RequestStream, StreamAbortReason } from './request-stream';
 
 export interface CoreOptions {
-  cert?: string;
-  key?: string;
-  /** Buffered mode: the core buffers up to this many body bytes (else 413). Omitted: streamed bodies. */
+  /** PEM certificate chain path. */
+  certPath: string;
+  /** PEM private key path. */
+  keyPath: string;
+  /**
+   * false: the core buffers each request body up to `bodyWindow` (else it
+   * answers 413 itself) and hands it over whole. true: bodies stream,
+   * read at most `bodyCredit` bytes ahead of what the consumer took.
+   */
+  streamedBodies: boolean;
   bodyWindow?: number;
-  /** Streamed mode: bytes read ahead of what the consumer took, per stream (default 64 KiB). */
   bodyCredit?: number;
   idleTimeoutMs?: number;
   handshakeTimeoutMs?: number;
@@ -17,16 +31,20 @@ export interface CoreOptions {
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
   webtransport?: boolean;
-  keyLogFile?: string | false;
+  keylogPath?: string;
   qlogDir?: string;
-  logger?: Logger;
+  hooks?: DevHooks;
 }
+
+/** WebTransport reports, passed through as the core gives them (Profile B counts them). */
+export type WebTransportEvents = Pick<EventSink, 'onWtSessionOpen' | 'onWtSessionClosed' | 'onWtStream' | 'onWtDatagrams'>;
 
 export interface StreamServerEvents {
   /** A request's header section arrived. */
   onStream(stream: RequestStream): void;
   onConnection?(conn: ConnectionHandle): void;
-  onConnectionClose?(conn: ConnectionHandle): void;
+  onConnectionClose?(conn: ConnectionHandle, info: ConnClosedInfo): void;
+  webtransport?: WebTransportEvents;
   /** The core stopped; nothing follows. */
   onClose(): void;
 }
@@ -37,22 +55,235 @@ export interface AddressInfo {
   port: number;
 }
 
-export class StreamServer {
-  constructor(_options: CoreOptions, _events: StreamServerEvents) {
-    throw new Error('StreamServer: not yet implemented');
-  }
+const ABORT_REASONS: Record<number, StreamAbortReason> = {
+  [AbortReason.PeerReset]: 'reset',
+  [AbortReason.PeerStopSending]: 'stop-sending',
+  [AbortReason.ProtocolError]: 'protocol',
+  [AbortReason.FieldSectionTooLarge]: 'headers-too-large',
+};
+
+/** The code a stream aborted by its connection's end reports (H3_REQUEST_CANCELLED has no better fit). */
+const CONNECTION_GONE_CODE = 0x10c;
+
+export class StreamServer implements EventSink, StreamOwner {
+  readonly commands = new CommandWriter();
+  private native: NativeServer | undefined;
+  private local: AddressInfo | undefined;
+  private readonly connections = new Map<number, Connection>();
+  /** Open streams by connection, then stream ID. */
+  private readonly streams = new Map<number, Map<number, NativeRequestStream>>();
+  private inBatch = false;
+  private flushScheduled = false;
+  private lastSeq = 0;
+  private closing: Promise<void> | undefined;
+  private resolveClosed: (() => void) | undefined;
+
+  constructor(
+    private readonly options: CoreOptions,
+    private readonly events: StreamServerEvents,
+    private readonly logger: Logger,
+  ) {}
 
   /** Binds and starts; throws a one-line Error (port in use, bad identity). */
-  listen(_port: number, _host: string): AddressInfo {
-    throw new Error('not yet implemented');
+  listen(port: number, host: string): AddressInfo {
+    if (this.native) throw new Error('server is already listening');
+    const o = this.options;
+    const hooks = o.hooks;
+    try {
+      this.native = addon(hooks?.addonPath).listen(
+        {
+          host,
+          port,
+          certPath: o.certPath,
+          keyPath: o.keyPath,
+          streamedBodies: o.streamedBodies,
+          bodyWindow: o.bodyWindow,
+          bodyCredit: o.bodyCredit,
+          idleTimeoutMs: o.idleTimeoutMs,
+          handshakeTimeoutMs: o.handshakeTimeoutMs,
+          maxConnections: o.maxConnections,
+          maxStreamsPerConnection: o.maxStreamsPerConnection,
+          maxFieldSectionSize: o.maxFieldSectionSize,
+          panicOnPath: hooks?.panicOnPath,
+          webtransport: o.webtransport ?? false,
+          keylogPath: o.keylogPath,
+          qlogDir: o.qlogDir,
+          benchNativeHandler: hooks?.benchNativeHandler,
+        },
+        (batch) => this.onBatch(batch),
+      );
+    } catch (e) {
+      throw new Error((e as Error).message);
+    }
+    this.local = this.native.address();
+    return this.local;
+  }
+
+  get listening(): boolean {
+    return this.native !== undefined && this.closing === undefined;
   }
 
   address(): AddressInfo | null {
-    return null;
+    return this.native && !this.closing ? this.native.address() : null;
   }
 
-  /** Graceful: GOAWAY, in-flight requests finish (up to 3 s). Otherwise every connection closes now. */
-  close(_graceful: boolean): Promise<void> {
-    return Promise.resolve();
+  counters(): NativeCounters | undefined {
+    return this.native?.counters();
+  }
+
+  /** Open request streams (handed over, not yet answered or aborted). */
+  get openStreams(): number {
+    let n = 0;
+    for (const s of this.streams.values()) n += s.size;
+    return n;
+  }
+
+  /**
+   * Graceful: GOAWAY to every client, in-flight requests finish (up to 3 s),
+   * connections close. Otherwise every connection closes now. Resolves once
+   * the core has stopped.
+   */
+  close(graceful: boolean): Promise<void> {
+    const native = this.native;
+    if (!native) return Promise.resolve();
+    this.closing ??= new Promise<void>((resolve) => (this.resolveClosed = resolve));
+    native.shutdown(graceful);
+    return this.closing;
+  }
+
+  // StreamOwner
+
+  scheduleFlush(): void {
+    if (this.inBatch || this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  forget(stream: NativeRequestStream): void {
+    const streams = this.streams.get(stream.connection.id);
+    if (streams?.get(stream.id) === stream) streams.delete(stream.id);
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    this.native?.submit(this.commands.take(), this.lastSeq);
+  }
+
+  private onBatch(batch: Buffer): void {
+    this.inBatch = true;
+    try {
+      this.lastSeq = decodeBatch(batch, this);
+    } catch (e) {
+      this.logger.error(`internal error while handling native events: ${(e as Error).stack ?? e}`);
+    } finally {
+      this.inBatch = false;
+      this.flush();
+    }
+  }
+
+  private stream(conn: number, stream: number): NativeRequestStream | undefined {
+    return this.streams.get(conn)?.get(stream);
+  }
+
+  // EventSink: one call per event of a batch.
+
+  onRequest(conn: number, stream: number, flags: number, lines: string[], body: Buffer): void {
+    const connection = this.connections.get(conn) ?? this.unknownConnection(conn);
+    const s = new NativeRequestStream(this, connection, stream, lines, (flags & RequestFlag.Complete) !== 0, body);
+    let streams = this.streams.get(conn);
+    if (!streams) {
+      streams = new Map();
+      this.streams.set(conn, streams);
+    }
+    streams.set(stream, s);
+    try {
+      this.events.onStream(s);
+    } catch (e) {
+      this.logger.error(`internal error in a request stream handler: ${(e as Error).stack ?? e}`);
+      s.reset(0x102);
+    }
+  }
+
+  onBody(conn: number, stream: number, chunk: Buffer, fin: boolean): void {
+    this.stream(conn, stream)?.deliverData(chunk, fin);
+  }
+
+  onTrailers(conn: number, stream: number, lines: string[]): void {
+    this.stream(conn, stream)?.deliverTrailers(lines);
+  }
+
+  onSent(conn: number, stream: number, total: number): void {
+    this.stream(conn, stream)?.deliverSent(total);
+  }
+
+  onPeerFieldLimit(conn: number, limit: number): void {
+    const c = this.connections.get(conn);
+    if (c) c.peerMaxFieldSectionSize = limit;
+  }
+
+  onStreamAborted(conn: number, stream: number, reason: number, code: number): void {
+    const streams = this.streams.get(conn);
+    const s = streams?.get(stream);
+    if (!s) return;
+    streams!.delete(stream);
+    s.deliverAbort({ reason: ABORT_REASONS[reason] ?? 'protocol', code });
+  }
+
+  onConnOpen(conn: number, peer: string, cid: string): void {
+    const c = new Connection(conn, peer, cid, this.local?.address ?? '', this.local?.port ?? 0);
+    this.connections.set(conn, c);
+    this.events.onConnection?.(c);
+  }
+
+  onConnClosed(info: ConnClosedInfo): void {
+    const c = this.connections.get(info.conn) ?? this.unknownConnection(info.conn);
+    this.connections.delete(info.conn);
+    c.open = false;
+    const streams = this.streams.get(info.conn);
+    this.streams.delete(info.conn);
+    if (streams) for (const s of streams.values()) s.deliverAbort({ reason: 'connection', code: CONNECTION_GONE_CODE });
+    this.events.onConnectionClose?.(c, info);
+  }
+
+  onLog(level: number, message: string): void {
+    if (level === LogLevel.Error) this.logger.error(message);
+    else if (level === LogLevel.Warn) this.logger.warn(message);
+    else if (level === LogLevel.Debug) this.logger.debug?.(message);
+    else this.logger.info(message);
+  }
+
+  onWtSessionOpen(conn: number, session: number, path: string): void {
+    this.events.webtransport?.onWtSessionOpen(conn, session, path);
+  }
+
+  onWtSessionClosed(conn: number, session: number, code: number): void {
+    this.events.webtransport?.onWtSessionClosed(conn, session, code);
+  }
+
+  onWtStream(conn: number, session: number, stream: number, what: number, bidi: boolean): void {
+    this.events.webtransport?.onWtStream(conn, session, stream, what, bidi);
+  }
+
+  onWtDatagrams(conn: number, count: number): void {
+    this.events.webtransport?.onWtDatagrams(conn, count);
+  }
+
+  onServerClosed(): void {
+    const native = this.native;
+    this.native = undefined;
+    for (const c of this.connections.values()) c.open = false;
+    this.connections.clear();
+    this.streams.clear();
+    native?.join();
+    this.resolveClosed?.();
+    this.closing = undefined;
+    this.events.onClose();
+  }
+
+  /** The core never reports a request before its connection; this keeps a mistake from crashing. */
+  private unknownConnection(conn: number): Connection {
+    const c = new Connection(conn, '0.0.0.0:0', '', this.local?.address ?? '', this.local?.port ?? 0);
+    this.connections.set(conn, c);
+    return c;
   }
 }

@@ -14,10 +14,17 @@ export const enum EventKind {
   WtSessionClosed = 9,
   WtStream = 10,
   WtDatagrams = 11,
+  Trailers = 12,
+  Sent = 13,
+  PeerFieldLimit = 14,
 }
 
 export const enum CommandKind {
   Respond = 1,
+  Headers = 2,
+  Data = 3,
+  Consumed = 4,
+  Reset = 5,
 }
 
 export const enum WtStreamEvent {
@@ -35,6 +42,7 @@ export const enum AbortReason {
   PeerReset = 1,
   PeerStopSending = 2,
   ProtocolError = 3,
+  FieldSectionTooLarge = 4,
 }
 
 export const enum CloseHow {

@@ -30,6 +30,12 @@ export interface EventSink {
   onWtSessionClosed(conn: number, session: number, code: number): void;
   onWtStream(conn: number, session: number, stream: number, what: number, bidi: boolean): void;
   onWtDatagrams(conn: number, count: number): void;
+  /** The request's trailer lines, flat: name, value, ... */
+  onTrailers(conn: number, stream: number, lines: string[]): void;
+  /** QUIC has taken `total` bytes of the stream's response body so far. */
+  onSent(conn: number, stream: number, total: number): void;
+  /** The client's SETTINGS_MAX_FIELD_SECTION_SIZE. */
+  onPeerFieldLimit(conn: number, limit: number): void;
 }
 
 /** Decodes one event batch; returns its sequence number for the acknowledgement. */
@@ -135,6 +141,25 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
       case EventKind.WtDatagrams:
         sink.onWtDatagrams(conn, u32());
         break;
+      case EventKind.Trailers: {
+        const stream = f64();
+        const n = u16();
+        const lines = new Array<string>(n * 2);
+        for (let i = 0; i < n; i++) {
+          lines[2 * i] = str(u16());
+          lines[2 * i + 1] = str(u32());
+        }
+        sink.onTrailers(conn, stream, lines);
+        break;
+      }
+      case EventKind.Sent: {
+        const stream = f64();
+        sink.onSent(conn, stream, f64());
+        break;
+      }
+      case EventKind.PeerFieldLimit:
+        sink.onPeerFieldLimit(conn, f64());
+        break;
       default:
         throw new Error(`unknown native event kind ${kind}`);
     }
@@ -183,12 +208,74 @@ export class CommandWriter {
     this.len = off;
   }
 
-  /** Hands over the accumulated bytes (a copy-free view) and starts afresh. */
+  /** The start of every stream command: kind, connection, stream. */
+  private streamHead(kind: CommandKind, conn: number, stream: number, size: number): number {
+    this.reserve(13 + size);
+    const b = this.buf;
+    let off = this.len;
+    b[off++] = kind;
+    off = b.writeUInt32LE(conn, off);
+    return b.writeDoubleLE(stream, off);
+  }
+
+  /**
+   * A header section: 1xx, the final head (`fin` ends the stream with it),
+   * or with status 0 the trailers. `fields` is flat: name, value, ...
+   */
+  headers(conn: number, stream: number, status: number, fin: boolean, fields: readonly string[]): void {
+    let size = 2 + 1 + 2;
+    for (const f of fields) size += 4 + Buffer.byteLength(f, 'latin1');
+    let off = this.streamHead(CommandKind.Headers, conn, stream, size);
+    const b = this.buf;
+    off = b.writeUInt16LE(status, off);
+    b[off++] = fin ? 1 : 0;
+    off = b.writeUInt16LE(fields.length / 2, off);
+    for (let i = 0; i < fields.length; i += 2) {
+      const nameLen = b.write(fields[i], off + 2, 'latin1');
+      off = b.writeUInt16LE(nameLen, off) + nameLen;
+      const valueLen = b.write(fields[i + 1], off + 4, 'latin1');
+      off = b.writeUInt32LE(valueLen, off) + valueLen;
+    }
+    this.len = off;
+  }
+
+  /** Body bytes of a started response; `fin` ends the stream. */
+  data(conn: number, stream: number, chunk: Uint8Array, fin: boolean): void {
+    let off = this.streamHead(CommandKind.Data, conn, stream, 1 + 4 + chunk.length);
+    const b = this.buf;
+    b[off++] = fin ? 1 : 0;
+    off = b.writeUInt32LE(chunk.length, off);
+    b.set(chunk, off);
+    this.len = off + chunk.length;
+  }
+
+  /** The application consumed `bytes` more of the request body (at most 2^32 - 1 per command). */
+  consumed(conn: number, stream: number, bytes: number): void {
+    const off = this.streamHead(CommandKind.Consumed, conn, stream, 4);
+    this.len = this.buf.writeUInt32LE(bytes, off);
+  }
+
+  /** Resets both directions of the stream with an HTTP/3 error code. */
+  reset(conn: number, stream: number, code: number): void {
+    const off = this.streamHead(CommandKind.Reset, conn, stream, 8);
+    this.len = this.buf.writeDoubleLE(code, off);
+  }
+
+  /**
+   * Hands over the accumulated bytes as a view of the writer's buffer, valid
+   * until the next write: `submit` copies it synchronously, so the buffer is
+   * reused rather than reallocated (a streamed response would otherwise
+   * leave one discarded buffer per flush for the GC). A buffer grown past
+   * 1 MiB by a burst is let go.
+   */
   take(): Buffer | null {
     if (this.len === 0) return null;
     const out = this.buf.subarray(0, this.len);
-    this.buf = Buffer.allocUnsafe(this.buf.length);
+    if (this.buf.length > KEEP_AT_MOST) this.buf = Buffer.allocUnsafe(16 * 1024);
     this.len = 0;
     return out;
   }
 }
+
+/** The largest command buffer kept between flushes. */
+const KEEP_AT_MOST = 1024 * 1024;

@@ -14,7 +14,7 @@
 use std::io::Write;
 use std::net::SocketAddr;
 
-use h3core::app::{AbortReason, Application, ConnClosed, LogLevel, Mark, Reply, Request, Response, SessionStream};
+use h3core::app::{AbortReason, Action, Application, ConnClosed, LogLevel, Mark, Reply, Request, Response, SessionStream};
 use h3core::config::Options;
 use h3core::h3::request::RequestHead;
 use h3core::ids::{ConnId, StreamId};
@@ -116,8 +116,20 @@ impl Application for BenchHandler {
         Reply::Now(self.answer(request.head, body_len))
     }
 
-    fn on_body(&mut self, conn: ConnId, stream: StreamId, data: &[u8], fin: bool) -> Mark {
-        self.link.on_body(conn, stream, data, fin)
+    fn on_body(&mut self, conn: ConnId, stream: StreamId, data: &[u8], fin: bool) {
+        self.link.on_body(conn, stream, data, fin);
+    }
+
+    fn on_trailers(&mut self, conn: ConnId, stream: StreamId, fields: &[(Vec<u8>, Vec<u8>)]) {
+        self.link.on_trailers(conn, stream, fields);
+    }
+
+    fn on_sent(&mut self, conn: ConnId, stream: StreamId, total: u64) {
+        self.link.on_sent(conn, stream, total);
+    }
+
+    fn on_peer_field_limit(&mut self, conn: ConnId, limit: u64) {
+        self.link.on_peer_field_limit(conn, limit);
     }
 
     fn on_stream_aborted(&mut self, conn: ConnId, stream: StreamId, reason: AbortReason, code: u64) {
@@ -168,8 +180,8 @@ impl Application for BenchHandler {
         self.link.accepting()
     }
 
-    fn take_responses(&mut self, apply: impl FnMut(ConnId, StreamId, Response<'_>)) {
-        self.link.take_responses(apply);
+    fn take_actions(&mut self, apply: impl FnMut(ConnId, StreamId, Action<'_>)) {
+        self.link.take_actions(apply);
     }
 
     fn end_turn(&mut self) {

@@ -31,6 +31,9 @@ pub enum AbortReason {
     PeerReset,
     PeerStopSending,
     ProtocolError,
+    /// A response or trailer section the application gave is larger than
+    /// the client's SETTINGS_MAX_FIELD_SECTION_SIZE; the stream was reset.
+    FieldSectionTooLarge,
 }
 
 /// How a connection ended.
@@ -86,6 +89,25 @@ pub struct Response<'a> {
     pub body: &'a [u8],
 }
 
+/// What the application asks of one request stream (the general,
+/// streamed form of an answer; `Respond` is the one-shot fast path).
+#[derive(Debug, Clone, Copy)]
+pub enum Action<'a> {
+    /// Status, fields, whole body, end of stream.
+    Respond(Response<'a>),
+    /// A header section: 1xx informational, or the final response's head
+    /// (`fin` ends the stream with it), or with status 0 the trailer section
+    /// (which always ends the stream).
+    Headers { status: u16, fields: &'a [(&'a [u8], &'a [u8])], fin: bool },
+    /// Body bytes of a response whose head was sent.
+    Data { data: &'a [u8], fin: bool },
+    /// The application consumed this many more bytes of the request body:
+    /// body credit returns.
+    Consumed(u64),
+    /// Reset both directions with this HTTP/3 error code.
+    Reset(u64),
+}
+
 /// The application's answer to a request.
 pub enum Reply<'a> {
     /// The application answers later, through `Application::take_responses`;
@@ -100,9 +122,19 @@ pub trait Application {
     /// A request is ready: its head and, in buffered mode, its body.
     fn on_request(&mut self, conn: ConnId, stream: StreamId, request: Request<'_>) -> Reply<'_>;
     /// Streamed mode: body bytes of a request already handed over. The
-    /// application answers them later (the stream's credit returns when the
-    /// returned mark is settled).
-    fn on_body(&mut self, conn: ConnId, stream: StreamId, data: &[u8], fin: bool) -> Mark;
+    /// stream reads at most the body credit ahead of what the application
+    /// reported consumed (`Action::Consumed`).
+    fn on_body(&mut self, conn: ConnId, stream: StreamId, data: &[u8], fin: bool);
+    /// Streamed mode: the request's trailer section (after its last body
+    /// bytes, before the FIN's body chunk).
+    fn on_trailers(&mut self, conn: ConnId, stream: StreamId, fields: &[(Vec<u8>, Vec<u8>)]);
+    /// QUIC has taken `total` bytes of this stream's response body so far
+    /// (`Action::Data` payloads; cumulative), reported once per loop turn
+    /// per stream that progressed.
+    fn on_sent(&mut self, conn: ConnId, stream: StreamId, total: u64);
+    /// The client's SETTINGS_MAX_FIELD_SECTION_SIZE, once its SETTINGS
+    /// arrived with one (no call: the client set no limit).
+    fn on_peer_field_limit(&mut self, conn: ConnId, max_field_section_size: u64);
     /// A request handed over ended without a normal finish.
     fn on_stream_aborted(&mut self, conn: ConnId, stream: StreamId, reason: AbortReason, code: u64);
     fn on_conn_open(&mut self, conn: ConnId, peer: SocketAddr, cid: &str);
@@ -125,8 +157,8 @@ pub trait Application {
     /// reading the socket (the kernel buffer and QUIC flow control absorb
     /// the rest).
     fn accepting(&self) -> bool;
-    /// Hands every response the application has ready to `apply`, in order.
-    fn take_responses(&mut self, apply: impl FnMut(ConnId, StreamId, Response<'_>));
+    /// Hands everything the application has asked of streams to `apply`, in order.
+    fn take_actions(&mut self, apply: impl FnMut(ConnId, StreamId, Action<'_>));
     /// The loop turn ends: pass on what it produced.
     fn end_turn(&mut self);
 }

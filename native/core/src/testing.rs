@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use quiche::h3::NameValue;
 
-use crate::app::{AbortReason, Application, ConnClosed, LogLevel, Mark, Reply, Request, Response, SessionStream};
+use crate::app::{AbortReason, Action, Application, ConnClosed, LogLevel, Mark, Reply, Request, SessionStream};
 use crate::config::Options;
 use crate::counters::Counters;
 use crate::h3::connection::H3Connection;
@@ -26,6 +26,9 @@ const CERTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../certs");
 pub enum Report {
     Request { stream: u64, head: RequestHead, complete: bool, ended: bool, body: Option<Vec<u8>> },
     Body { stream: u64, data: Vec<u8>, fin: bool },
+    Trailers { stream: u64, fields: Vec<(Vec<u8>, Vec<u8>)> },
+    Sent { stream: u64, total: u64 },
+    PeerFieldLimit { limit: u64 },
     Aborted { stream: u64, reason: AbortReason, code: u64 },
     SessionOpen { session: u64, path: Vec<u8> },
     SessionClosed { session: u64, code: u32 },
@@ -95,9 +98,20 @@ impl Application for Recorder {
         Reply::Later
     }
 
-    fn on_body(&mut self, _: ConnId, stream: StreamId, data: &[u8], fin: bool) -> Mark {
+    fn on_body(&mut self, _: ConnId, stream: StreamId, data: &[u8], fin: bool) {
         self.push(Report::Body { stream: stream.0, data: data.to_vec(), fin });
-        Mark(self.turn)
+    }
+
+    fn on_trailers(&mut self, _: ConnId, stream: StreamId, fields: &[(Vec<u8>, Vec<u8>)]) {
+        self.push(Report::Trailers { stream: stream.0, fields: fields.to_vec() });
+    }
+
+    fn on_peer_field_limit(&mut self, _: ConnId, limit: u64) {
+        self.push(Report::PeerFieldLimit { limit });
+    }
+
+    fn on_sent(&mut self, _: ConnId, stream: StreamId, total: u64) {
+        self.push(Report::Sent { stream: stream.0, total });
     }
 
     fn on_stream_aborted(&mut self, _: ConnId, stream: StreamId, reason: AbortReason, code: u64) {
@@ -148,7 +162,7 @@ impl Application for Recorder {
         true
     }
 
-    fn take_responses(&mut self, _: impl FnMut(ConnId, StreamId, Response<'_>)) {}
+    fn take_actions(&mut self, _: impl FnMut(ConnId, StreamId, Action<'_>)) {}
 
     fn end_turn(&mut self) {}
 }

@@ -34,13 +34,29 @@ code_group! {
         WT_SESSION_CLOSED = 9,
         WT_STREAM = 10,
         WT_DATAGRAMS = 11,
+        /// The request's trailer section (streamed bodies).
+        TRAILERS = 12,
+        /// QUIC has taken a streamed response's body up to a total.
+        SENT = 13,
+        /// The client's SETTINGS_MAX_FIELD_SECTION_SIZE (once, if it set one).
+        PEER_FIELD_LIMIT = 14,
     }
 }
 
 code_group! {
     /// JavaScript -> native: the first byte of every command.
     command_kind: u8 => "CommandKind" {
+        /// Status, fields, whole body, end of stream.
         RESPOND = 1,
+        /// A header section: 1xx, the final head (optionally ending the
+        /// stream), or with status 0 the trailers (ending it).
+        HEADERS = 2,
+        /// Body bytes of a started response.
+        DATA = 3,
+        /// Request body bytes the application consumed (credit returns).
+        CONSUMED = 4,
+        /// Reset both directions with an HTTP/3 error code.
+        RESET = 5,
     }
 }
 
@@ -72,6 +88,9 @@ code_group! {
         PEER_RESET = 1,
         PEER_STOP_SENDING = 2,
         PROTOCOL_ERROR = 3,
+        /// A section the application gave exceeds the client's
+        /// SETTINGS_MAX_FIELD_SECTION_SIZE; the core reset the stream.
+        FIELD_SECTION_TOO_LARGE = 4,
     }
 }
 

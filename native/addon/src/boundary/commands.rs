@@ -24,8 +24,23 @@ pub struct Respond<'a> {
     pub body: &'a [u8],
 }
 
+/// A command for one request stream: which stream, and what.
+pub struct StreamCommand<'a> {
+    pub conn: u32,
+    pub stream: u64,
+    pub what: What<'a>,
+}
+
+pub enum What<'a> {
+    Headers { status: u16, fin: bool, fields: Vec<(&'a [u8], &'a [u8])> },
+    Data { fin: bool, data: &'a [u8] },
+    Consumed(u64),
+    Reset(u64),
+}
+
 pub enum Command<'a> {
     Respond(Respond<'a>),
+    Stream(StreamCommand<'a>),
 }
 
 pub struct CommandReader<'a> {
@@ -93,6 +108,31 @@ impl<'a> CommandReader<'a> {
                 }
                 let body = self.long_bytes()?;
                 Some(Command::Respond(Respond { conn, stream, status, fields, body }))
+            }
+            k @ (kind::HEADERS | kind::DATA | kind::CONSUMED | kind::RESET) => {
+                let conn = self.u32()?;
+                let stream = self.f64()?;
+                let what = match k {
+                    kind::HEADERS => {
+                        let status = self.u16()?;
+                        let fin = self.u8()? != 0;
+                        let n = self.u16()? as usize;
+                        let mut fields = Vec::with_capacity(n.min(1024));
+                        for _ in 0..n {
+                            let name = self.short_bytes()?;
+                            let value = self.long_bytes()?;
+                            fields.push((name, value));
+                        }
+                        What::Headers { status, fin, fields }
+                    }
+                    kind::DATA => {
+                        let fin = self.u8()? != 0;
+                        What::Data { fin, data: self.long_bytes()? }
+                    }
+                    kind::CONSUMED => What::Consumed(u64::from(self.u32()?)),
+                    _ => What::Reset(self.f64()?),
+                };
+                Some(Command::Stream(StreamCommand { conn, stream, what }))
             }
             _ => None,
         }

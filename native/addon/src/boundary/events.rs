@@ -100,6 +100,30 @@ impl EventBatch {
         self.long_bytes(data);
     }
 
+    /// TRAILERS: the request's trailer field lines.
+    pub fn trailers(&mut self, conn: u32, stream: u64, fields: &[(Vec<u8>, Vec<u8>)]) {
+        self.head(kind::TRAILERS, conn);
+        self.f64(stream);
+        self.u16(fields.len().min(u16::MAX as usize) as u16);
+        for (n, v) in fields.iter().take(u16::MAX as usize) {
+            self.short_bytes(n);
+            self.long_bytes(v);
+        }
+    }
+
+    /// SENT: the response body bytes QUIC has taken so far (cumulative).
+    pub fn sent(&mut self, conn: u32, stream: u64, total: u64) {
+        self.head(kind::SENT, conn);
+        self.f64(stream);
+        self.f64(total);
+    }
+
+    /// PEER_FIELD_LIMIT: the client's SETTINGS_MAX_FIELD_SECTION_SIZE.
+    pub fn peer_field_limit(&mut self, conn: u32, limit: u64) {
+        self.head(kind::PEER_FIELD_LIMIT, conn);
+        self.f64(limit);
+    }
+
     pub fn stream_aborted(&mut self, conn: u32, stream: u64, reason: u8, code: u64) {
         self.head(kind::STREAM_ABORTED, conn);
         self.f64(stream);

@@ -7,7 +7,7 @@
 //! test/golden/events.bin from the encoder.
 
 use super::codes::{abort_reason, close_how, command_kind, event_kind as kind, log_level, request_flag, wt_stream};
-use super::commands::{Command, CommandReader};
+use super::commands::{Command, CommandReader, What};
 use super::events::EventBatch;
 use h3core::h3::request::RequestHead;
 
@@ -51,6 +51,12 @@ fn golden_events() -> (Vec<u8>, Vec<u8>) {
     kinds.push(kind::WT_STREAM);
     b.wt_datagrams(9, 70_000);
     kinds.push(kind::WT_DATAGRAMS);
+    b.trailers(7, 8, &[(b"x-checksum".to_vec(), b"Ab+/=".to_vec()), (b"x-latin1".to_vec(), vec![0xe9])]);
+    kinds.push(kind::TRAILERS);
+    b.sent(7, BIG_STREAM, (1 << 40) + 5);
+    kinds.push(kind::SENT);
+    b.peer_field_limit(9, 16_384);
+    kinds.push(kind::PEER_FIELD_LIMIT);
     (b.take(42), kinds)
 }
 
@@ -73,10 +79,12 @@ fn golden_batch_holds_every_event_kind() {
 }
 
 /// test/golden/commands.bin is written by TypeScript's CommandWriter: one
-/// RESPOND with fields and a body, one without either.
+/// RESPOND with fields and a body, one without either, then one of each
+/// stream command: a 103, a final head without FIN, DATA, trailers (status
+/// 0), CONSUMED and RESET.
 #[test]
 fn commands_from_typescript_decode() {
-    assert_eq!(command_kind::ALL.len(), 1, "a new command kind needs a case here and in test/boundary.test.ts");
+    assert_eq!(command_kind::ALL.len(), 5, "a new command kind needs a case here and in test/boundary.test.ts");
     let golden = std::fs::read(COMMANDS).expect("test/golden/commands.bin");
     let mut reader = CommandReader::new(&golden);
     let Some(Ok(Command::Respond(r))) = reader.next_command() else { panic!("first command") };
@@ -86,5 +94,25 @@ fn commands_from_typescript_decode() {
     assert_eq!(r.body, b"hello \xe2\x9c\x93");
     let Some(Ok(Command::Respond(r))) = reader.next_command() else { panic!("second command") };
     assert_eq!((r.conn, r.stream, r.status, r.fields.len(), r.body.len()), (4_000_000_000, 0, 404, 0, 0));
-    assert!(reader.next_command().is_none(), "exactly two commands");
+
+    let mut next = || match reader.next_command() {
+        Some(Ok(Command::Stream(c))) => (c.conn, c.stream, c.what),
+        _ => panic!("a stream command expected"),
+    };
+    let (conn, stream, what) = next();
+    assert_eq!((conn, stream), (7, 4));
+    let What::Headers { status: 103, fin: false, fields } = what else { panic!("103") };
+    assert_eq!(fields, vec![(&b"link"[..], &b"</a.css>; rel=preload"[..])]);
+    let What::Headers { status: 200, fin: false, fields } = next().2 else { panic!("head") };
+    assert_eq!(fields.len(), 300, "more than 255 fields");
+    assert_eq!(fields[299], (&b"x-299"[..], &b"Value-299"[..]));
+    let What::Data { fin: false, data } = next().2 else { panic!("data") };
+    assert_eq!(data, &[0u8, 1, 255][..]);
+    let What::Headers { status: 0, fin: true, fields } = next().2 else { panic!("trailers") };
+    assert_eq!(fields, vec![(&b"x-checksum"[..], &b"Ab+/="[..])]);
+    let What::Consumed(65536) = next().2 else { panic!("consumed") };
+    let (conn, stream, what) = next();
+    assert_eq!((conn, stream), (4_000_000_000, (1 << 53) - 4));
+    let What::Reset(0x10c) = what else { panic!("reset") };
+    assert!(reader.next_command().is_none(), "exactly eight commands");
 }

@@ -9,11 +9,11 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use h3core::app::{AbortReason, Application, CloseHow, ConnClosed, LogLevel, Mark, Reply, Request, Response, SessionStream};
+use h3core::app::{AbortReason, Action, Application, CloseHow, ConnClosed, LogLevel, Mark, Reply, Request, Response, SessionStream};
 use h3core::ids::{ConnId, StreamId};
 
 use super::codes::{abort_reason, close_how, log_level, request_flag, wt_stream};
-use super::commands::{Command, CommandReader};
+use super::commands::{Command, CommandReader, What};
 use super::events::EventBatch;
 
 /// Event batches JavaScript may leave unacknowledged before the loop stops
@@ -55,6 +55,7 @@ fn abort_code(reason: AbortReason) -> u8 {
         AbortReason::PeerReset => abort_reason::PEER_RESET,
         AbortReason::PeerStopSending => abort_reason::PEER_STOP_SENDING,
         AbortReason::ProtocolError => abort_reason::PROTOCOL_ERROR,
+        AbortReason::FieldSectionTooLarge => abort_reason::FIELD_SECTION_TOO_LARGE,
     }
 }
 
@@ -97,9 +98,20 @@ impl Application for JsLink {
         Reply::Later
     }
 
-    fn on_body(&mut self, conn: ConnId, stream: StreamId, data: &[u8], fin: bool) -> Mark {
+    fn on_body(&mut self, conn: ConnId, stream: StreamId, data: &[u8], fin: bool) {
         self.events.body(conn.0, stream.0, data, fin);
-        Mark(self.batch_seq)
+    }
+
+    fn on_trailers(&mut self, conn: ConnId, stream: StreamId, fields: &[(Vec<u8>, Vec<u8>)]) {
+        self.events.trailers(conn.0, stream.0, fields);
+    }
+
+    fn on_sent(&mut self, conn: ConnId, stream: StreamId, total: u64) {
+        self.events.sent(conn.0, stream.0, total);
+    }
+
+    fn on_peer_field_limit(&mut self, conn: ConnId, limit: u64) {
+        self.events.peer_field_limit(conn.0, limit);
     }
 
     fn on_stream_aborted(&mut self, conn: ConnId, stream: StreamId, reason: AbortReason, code: u64) {
@@ -150,7 +162,7 @@ impl Application for JsLink {
         self.batch_seq.saturating_sub(1 + self.acked()) < MAX_UNACKED_BATCHES
     }
 
-    fn take_responses(&mut self, mut apply: impl FnMut(ConnId, StreamId, Response<'_>)) {
+    fn take_actions(&mut self, mut apply: impl FnMut(ConnId, StreamId, Action<'_>)) {
         let batches = std::mem::take(&mut *self.inbox.commands.lock().unwrap_or_else(|p| p.into_inner()));
         for batch in &batches {
             let mut reader = CommandReader::new(batch);
@@ -158,7 +170,16 @@ impl Application for JsLink {
                 match cmd {
                     Ok(Command::Respond(r)) => {
                         let response = Response { status: r.status, fields: &r.fields, body: r.body };
-                        apply(ConnId(r.conn), StreamId(r.stream), response);
+                        apply(ConnId(r.conn), StreamId(r.stream), Action::Respond(response));
+                    }
+                    Ok(Command::Stream(c)) => {
+                        let action = match &c.what {
+                            What::Headers { status, fin, fields } => Action::Headers { status: *status, fields, fin: *fin },
+                            What::Data { fin, data } => Action::Data { data, fin: *fin },
+                            What::Consumed(n) => Action::Consumed(*n),
+                            What::Reset(code) => Action::Reset(*code),
+                        };
+                        apply(ConnId(c.conn), StreamId(c.stream), action);
                     }
                     Err(e) => {
                         self.events.log(log_level::ERROR, &e.to_string());

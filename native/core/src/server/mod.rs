@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll, Token, Waker};
 
-use crate::app::{Application, CloseHow, ConnClosed, LogLevel, Mark};
+use crate::app::{Action, Application, CloseHow, ConnClosed, LogLevel, Mark};
 use crate::config::Options;
 use crate::counters::Counters;
 use crate::error::ListenError;
@@ -162,7 +162,7 @@ impl<A: Application> Server<A> {
     }
 
     fn turn(&mut self) {
-        self.apply_responses();
+        self.apply_actions();
         self.check_shutdown();
         if self.app.accepting() {
             self.read_packets();
@@ -300,16 +300,19 @@ impl<A: Application> Server<A> {
         Some(id)
     }
 
-    /// Applies the responses the application has ready (JavaScript's
-    /// RESPOND commands), then revisits what its acknowledgements freed.
-    fn apply_responses(&mut self) {
+    /// Applies what the application asked of streams (JavaScript's
+    /// commands: responses, body data, credit, resets), then revisits what
+    /// its acknowledgements freed.
+    fn apply_actions(&mut self) {
         let table = &mut self.table;
         let dirty = &mut self.dirty;
         let mut panicked: Vec<ConnId> = Vec::new();
-        self.app.take_responses(|id, StreamId(stream), r| {
+        self.app.take_actions(|id, StreamId(stream), action| {
             let Some(conn) = table.get_mut(id) else { return };
-            conn.answered = true;
-            let result = catch_unwind(AssertUnwindSafe(|| conn.h3.respond(&mut conn.quic, stream, r.status, r.fields, r.body)));
+            if !matches!(action, Action::Consumed(_)) {
+                conn.answered = true;
+            }
+            let result = catch_unwind(AssertUnwindSafe(|| conn.h3.act(&mut conn.quic, stream, action)));
             if result.is_err() {
                 panicked.push(id);
             }
@@ -319,14 +322,6 @@ impl<A: Application> Server<A> {
             self.on_panic(id, "respond");
         }
         self.release_held();
-        // Settled marks free body credit: revisit streams waiting on it.
-        if !matches!(self.h3_options.body_mode, crate::h3::connection::BodyMode::Streamed { .. }) {
-            return;
-        }
-        let waiting: Vec<ConnId> = self.table.iter().filter(|(_, c)| c.h3.has_credit_waiters()).map(|(id, _)| id).collect();
-        for id in waiting {
-            self.mark_dirty(id);
-        }
     }
 
     /// Once the application has settled the mark held connections wait for

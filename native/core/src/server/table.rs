@@ -101,10 +101,6 @@ impl ConnTable {
         self.conns.iter_mut().map(|(id, c)| (*id, c))
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (ConnId, &Conn)> {
-        self.conns.iter().map(|(id, c)| (*id, c))
-    }
-
     /// Queues a connection for this turn's processing and flush, once.
     pub fn mark_dirty(&mut self, id: ConnId, dirty: &mut Vec<ConnId>) {
         if let Some(c) = self.conns.get_mut(&id) {

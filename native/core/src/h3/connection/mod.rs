@@ -4,7 +4,7 @@
 //! field sections with quiche's QPACK decoder, and turns finished pieces of
 //! work into boundary events. Responses come back as `respond` calls.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use quiche::h3::qpack;
@@ -15,7 +15,7 @@ use super::error::{H3Error, H3Result};
 use super::frame::{self, Context, FrameEvent, FrameReader};
 use super::settings::{self, LocalSettings, PeerSettings};
 use super::webtransport::{self as wt, CapsuleEvent, Session, Sessions, WtStream};
-use crate::app::{AbortReason, Application, Reply, Request, SessionStream};
+use crate::app::{AbortReason, Action, Application, Reply, Request, Response, SessionStream};
 use crate::counters::Counters;
 use crate::ids::{ConnId, StreamId};
 use crate::varint::{self, Partial};
@@ -27,7 +27,7 @@ mod session;
 mod tests;
 
 use request_stream::{Feed, FeedContext, Phase, RequestStream};
-use send::Outgoing;
+use send::{Notice, Outgoing};
 
 /// How request bodies reach JavaScript.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +36,9 @@ pub enum BodyMode {
     /// window are answered 413 by the native core itself.
     Buffered { window: usize },
     /// REQUEST after the header section, then BODY chunks. At most `credit`
-    /// bytes per stream are read ahead of JavaScript's acknowledgement, which
-    /// bounds what the server reads past an application cap.
+    /// bytes per stream are read ahead of what the application reported
+    /// consumed (`Action::Consumed`), so a slow consumer slows the client
+    /// through QUIC flow control.
     Streamed { credit: usize },
 }
 
@@ -118,6 +119,11 @@ pub struct H3Connection {
     next_server_uni: u64,
     /// This connection's shares of the server-wide gauges.
     gauges: Gauges,
+    /// Learned while applying actions; reported at the next `process`.
+    notices: Vec<Notice>,
+    /// A response head was sent without FIN at some point: STOP_SENDING
+    /// must be looked for on streams with nothing queued.
+    streaming_responses: bool,
 }
 
 /// One connection's contribution to the server-wide gauges in `Counters`.
@@ -152,6 +158,8 @@ impl H3Connection {
             sessions: Sessions::new(),
             next_server_uni: CONTROL_STREAM_ID + 4,
             gauges: Gauges::default(),
+            notices: Vec::new(),
+            streaming_responses: false,
         }
     }
 
@@ -243,6 +251,8 @@ impl H3Connection {
         if self.closing {
             return Outcome::default();
         }
+        self.check_stopped(quic);
+        self.report(app);
         for id in quic.readable() {
             if let Err(e) = self.read_stream(quic, id, app, scratch) {
                 if e.connection {
@@ -258,6 +268,7 @@ impl H3Connection {
             return Outcome { close: Some(e), awaits_application: self.awaits_application };
         }
         self.flush(quic);
+        self.report(app);
         self.sync_gauges();
         Outcome { close: None, awaits_application: self.awaits_application }
     }
@@ -286,8 +297,7 @@ impl H3Connection {
             let limit = match self.streams.get(&id) {
                 Some(StreamState::Request(r)) => match self.options.body_mode {
                     BodyMode::Streamed { credit } if r.message.phase != Phase::Headers => {
-                        let unacked = if app.settled(r.unacked_mark) { 0 } else { r.unacked };
-                        credit.saturating_sub(unacked + body.len())
+                        credit.saturating_sub(r.unconsumed + body.len()).min(scratch.len())
                     }
                     _ => scratch.len(),
                 },
@@ -330,11 +340,8 @@ impl H3Connection {
             if r.responded {
                 return;
             }
-            if app.settled(r.unacked_mark) {
-                r.unacked = 0;
-            }
-            r.unacked += body.len();
-            r.unacked_mark = app.on_body(self.conn, StreamId(id), body, fin);
+            r.unconsumed += body.len();
+            app.on_body(self.conn, StreamId(id), body, fin);
             self.awaits_application = true;
         }
     }
@@ -493,7 +500,13 @@ impl H3Connection {
         fed?;
         for (ty, payload) in frames {
             match (ty, self.peer_settings.is_some()) {
-                (frame_type::SETTINGS, false) => self.peer_settings = Some(settings::parse(&payload)?),
+                (frame_type::SETTINGS, false) => {
+                    let parsed = settings::parse(&payload)?;
+                    if let Some(limit) = parsed.max_field_section_size {
+                        self.notices.push(Notice::PeerFieldLimit(limit));
+                    }
+                    self.peer_settings = Some(parsed);
+                }
                 (_, false) => return Err(H3Error::connection(H3_MISSING_SETTINGS, "first control frame is not SETTINGS")),
                 (frame_type::SETTINGS, true) => {
                     return Err(H3Error::connection(H3_FRAME_UNEXPECTED, "second SETTINGS frame"));
@@ -531,6 +544,7 @@ impl H3Connection {
         match req.feed(data, &cx, &mut self.qpack_decoder, body, &mut capsule_bytes)? {
             Feed::Read => {}
             Feed::Answer(status) => {
+                req.response_started = true;
                 req.responded = true;
                 self.counters.native_statuses.count(status);
                 self.respond_bytes(quic, id, status, &[], b"");
@@ -558,7 +572,7 @@ impl H3Connection {
             if !buffered || req.read_done {
                 req.delivered = true;
                 let head = req.message.head.take().unwrap_or_default();
-                let complete = req.read_done && (buffered || body.is_empty());
+                let complete = req.read_done && (buffered || (body.is_empty() && req.message.trailers.is_none()));
                 let request = Request {
                     head: &head,
                     complete,
@@ -574,6 +588,7 @@ impl H3Connection {
                         }
                     }
                     Reply::Now(response) => {
+                        req.response_started = true;
                         req.responded = true;
                         req.message.body = Vec::new();
                         self.respond_bytes(quic, id, response.status, response.fields, response.body);
@@ -582,17 +597,23 @@ impl H3Connection {
                 }
             }
         }
-        if fin && matches!(mode, BodyMode::Streamed { .. }) && req.delivered {
+        if req.delivered {
+            if let Some(trailers) = req.message.trailers.take() {
+                // Body bytes read before the trailer section go first.
+                let pending = std::mem::take(body);
+                self.emit_body(id, &pending, false, app);
+                app.on_trailers(conn, StreamId(id), &trailers);
+            }
+        }
+        if fin && matches!(mode, BodyMode::Streamed { .. }) && self.is_delivered(id) {
             let pending = std::mem::take(body);
             self.emit_body(id, &pending, true, app);
         }
         Ok(())
     }
 
-    /// True when this connection still has streams that can be credited.
-    pub fn has_credit_waiters(&self) -> bool {
-        matches!(self.options.body_mode, BodyMode::Streamed { .. })
-            && self.streams.values().any(|s| matches!(s, StreamState::Request(r) if !r.read_done && r.unacked > 0))
+    fn is_delivered(&self, id: u64) -> bool {
+        matches!(self.streams.get(&id), Some(StreamState::Request(r)) if r.delivered)
     }
 }
 

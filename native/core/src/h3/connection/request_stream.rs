@@ -4,7 +4,6 @@
 use quiche::h3::qpack;
 
 use super::BodyMode;
-use crate::app::Mark;
 use crate::counters::Counters;
 use crate::h3::codes::*;
 use crate::h3::error::{H3Error, H3Result};
@@ -51,6 +50,8 @@ pub(super) struct Message {
     /// Buffered mode only.
     pub body: Vec<u8>,
     pub head: Option<RequestHead>,
+    /// A trailer section read and not yet handed to the application.
+    pub trailers: Option<Vec<(Vec<u8>, Vec<u8>)>>,
 }
 
 pub(super) struct RequestStream {
@@ -58,14 +59,20 @@ pub(super) struct RequestStream {
     pub message: Message,
     /// The request went to the application, so an abort must be reported.
     pub delivered: bool,
-    /// A response was queued; later bytes from the client are not wanted.
+    /// The final response's header section was queued (it may still be
+    /// streaming its body).
+    pub response_started: bool,
+    /// The response is complete (its FIN queued); later bytes from the
+    /// client are not wanted.
     pub responded: bool,
+    /// The response's body bytes handed over so far: the application's
+    /// `Action::Data` payloads (for `Application::on_sent`).
+    pub data_queued: u64,
     /// No more bytes will be read: FIN seen, or reading was stopped.
     pub read_done: bool,
-    /// Streamed mode: bytes handed to the application that it has not yet
-    /// settled, and the mark of the latest of them.
-    pub unacked: usize,
-    pub unacked_mark: Mark,
+    /// Streamed mode: body bytes handed to the application that it has not
+    /// reported consumed; reading stops at the body credit.
+    pub unconsumed: usize,
     /// This CONNECT stream carries an accepted WebTransport session.
     pub session: bool,
 }
@@ -74,12 +81,20 @@ impl RequestStream {
     pub fn new(frames: FrameReader) -> Self {
         RequestStream {
             frames,
-            message: Message { phase: Phase::Headers, content_length: None, body_len: 0, body: Vec::new(), head: None },
+            message: Message {
+                phase: Phase::Headers,
+                content_length: None,
+                body_len: 0,
+                body: Vec::new(),
+                head: None,
+                trailers: None,
+            },
             delivered: false,
+            response_started: false,
             responded: false,
+            data_queued: 0,
             read_done: false,
-            unacked: 0,
-            unacked_mark: Mark::default(),
+            unconsumed: 0,
             session: false,
         }
     }
@@ -155,6 +170,10 @@ impl Message {
                 })?;
                 validate_trailers(&lines)?;
                 self.phase = Phase::Trailers;
+                if matches!(cx.mode, BodyMode::Streamed { .. }) {
+                    use quiche::h3::NameValue;
+                    self.trailers = Some(lines.iter().map(|l| (l.name().to_vec(), l.value().to_vec())).collect());
+                }
                 Ok(Feed::Read)
             }
             (FrameEvent::Oversized { .. }, Phase::Headers) => Ok(Feed::Answer(431)),

@@ -2,7 +2,7 @@
 //! through the in-memory pair (crate::testing): real packets, real bytes,
 //! and what the application is told.
 
-use crate::app::AbortReason;
+use crate::app::{AbortReason, Action};
 use crate::h3::codes::{H3_NO_ERROR, H3_REQUEST_REJECTED};
 use crate::testing::{options, Pair, Report};
 
@@ -67,7 +67,7 @@ fn a_buffered_body_over_the_window_is_answered_413_and_the_client_told_to_stop()
 }
 
 #[test]
-fn streamed_bodies_are_read_up_to_the_credit_and_resume_when_it_is_settled() {
+fn streamed_bodies_are_read_up_to_the_credit_and_resume_as_the_application_consumes() {
     let opts = options(true, false);
     let credit = opts.body_credit;
     let mut pair = Pair::with(&opts);
@@ -85,12 +85,18 @@ fn streamed_bodies_are_read_up_to_the_credit_and_resume_when_it_is_settled() {
     assert_eq!(*body, None);
     assert_eq!(pair.app.body_of(0), (credit, false), "reading stops at the credit");
     pair.exchange();
-    assert_eq!(pair.app.body_of(0), (credit, false), "and stays stopped until the application settles");
-
     pair.app.settle_all();
     pair.exchange();
-    assert_eq!(pair.app.body_of(0), (2 * credit, false));
-    pair.app.settle_all();
+    assert_eq!(pair.app.body_of(0), (credit, false), "and stays stopped: settling batches is not consuming");
+
+    // Half consumed: half a credit more is read.
+    assert!(pair.h3.act(&mut pair.server, 0, Action::Consumed((credit / 2) as u64)));
+    pair.exchange();
+    assert_eq!(pair.app.body_of(0), (credit + credit / 2, false));
+    pair.h3.act(&mut pair.server, 0, Action::Consumed((credit + credit / 2) as u64));
+    pair.exchange();
+    assert_eq!(pair.app.body_of(0), (2 * credit + credit / 2, false));
+    pair.h3.act(&mut pair.server, 0, Action::Consumed(credit as u64));
     pair.exchange();
     assert_eq!(pair.app.body_of(0), (3 * credit, true), "the rest, with FIN");
 }
@@ -182,4 +188,167 @@ fn buffered_body_bytes_and_queued_send_bytes_are_counted_and_return_to_0() {
     pair.h3.on_connection_closed(&mut pair.app);
     assert_eq!(Counters::get(&pair.counters.send_bytes_queued), 0);
     assert_eq!(Counters::get(&pair.counters.request_streams_open), 0);
+}
+
+/// The frames the client read on a stream: (type, payload).
+fn frames_of(pair: &Pair, stream: u64) -> Vec<(u64, Vec<u8>)> {
+    let data = &pair.received[&stream].data;
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < data.len() {
+        let (ty, a) = crate::varint::decode(&data[at..]).expect("frame type");
+        let (len, b) = crate::varint::decode(&data[at + a..]).expect("frame length");
+        let start = at + a + b;
+        out.push((ty, data[start..start + len as usize].to_vec()));
+        at = start + len as usize;
+    }
+    out
+}
+
+fn decoded(payload: &[u8]) -> Vec<(String, String)> {
+    use quiche::h3::NameValue;
+    let lines = quiche::h3::qpack::Decoder::new().decode(payload, 1 << 20).expect("QPACK");
+    lines
+        .iter()
+        .map(|h| (String::from_utf8_lossy(h.name()).into_owned(), String::from_utf8_lossy(h.value()).into_owned()))
+        .collect()
+}
+
+fn field<'a>(lines: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    lines.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+}
+
+fn get(pair: &mut Pair, stream: u64) {
+    pair.send_headers(stream, GET, true);
+    pair.exchange();
+}
+
+#[test]
+fn a_streamed_response_reports_progress_as_quic_takes_its_body_and_ends_with_trailers() {
+    let mut pair = Pair::with(&options(true, false));
+    pair.client_preamble();
+    get(&mut pair, 0);
+    let head: [(&[u8], &[u8]); 1] = [(b"x-mixed", b"MiXeD Case")];
+    pair.h3.act(&mut pair.server, 0, Action::Headers { status: 103, fields: &[(b"link", b"</a.css>; rel=preload")], fin: false });
+    pair.h3.act(&mut pair.server, 0, Action::Headers { status: 200, fields: &head, fin: false });
+    let chunk = vec![b'z'; 100 * 1024];
+    for _ in 0..3 {
+        pair.h3.act(&mut pair.server, 0, Action::Data { data: &chunk, fin: false });
+        pair.exchange();
+    }
+    for _ in 0..8 {
+        pair.exchange();
+    }
+    let sent: Vec<u64> = pair.app.reports.iter().filter_map(|r| if let Report::Sent { total, .. } = r { Some(*total) } else { None }).collect();
+    assert_eq!(sent.last(), Some(&(300 * 1024)), "QUIC took all of it: {sent:?}");
+    assert!(sent.windows(2).all(|w| w[0] < w[1]), "totals only grow: {sent:?}");
+    pair.h3.act(&mut pair.server, 0, Action::Headers { status: 0, fields: &[(b"x-checksum", b"Ab+/=")], fin: true });
+    pair.exchange();
+
+    assert!(pair.received[&0].fin);
+    let frames = frames_of(&pair, 0);
+    assert_eq!(frames.first().map(|f| f.0), Some(0x1));
+    assert_eq!(field(&decoded(&frames[0].1), ":status"), Some("103"), "the 103 comes first");
+    let final_head = decoded(&frames[1].1);
+    assert_eq!(field(&final_head, ":status"), Some("200"));
+    assert_eq!(field(&final_head, "x-mixed"), Some("MiXeD Case"), "values keep their case");
+    let body: usize = frames.iter().filter(|f| f.0 == 0x0).map(|f| f.1.len()).sum();
+    assert_eq!(body, 300 * 1024);
+    let (ty, trailers) = frames.last().unwrap();
+    assert_eq!(*ty, 0x1);
+    assert_eq!(decoded(trailers), vec![("x-checksum".to_string(), "Ab+/=".to_string())], "trailers carry no :status");
+}
+
+#[test]
+fn request_trailers_reach_the_application_after_the_body_and_before_its_end() {
+    let mut pair = Pair::with(&options(true, false));
+    pair.client_preamble();
+    send_headers_owned(&mut pair, 0, &post(5), false);
+    pair.send_data(0, b"hello", false);
+    pair.send_headers(0, &[("x-checksum", "42")], true);
+    pair.exchange();
+    let kinds: Vec<&str> = pair
+        .app
+        .reports
+        .iter()
+        .filter_map(|r| match r {
+            Report::Request { complete: false, .. } => Some("request"),
+            Report::Body { data, fin: false, .. } if data == b"hello" => Some("body"),
+            Report::Trailers { fields, .. } if fields == &vec![(b"x-checksum".to_vec(), b"42".to_vec())] => Some("trailers"),
+            Report::Body { data, fin: true, .. } if data.is_empty() => Some("end"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["request", "body", "trailers", "end"], "{:?}", pair.app.reports);
+}
+
+#[test]
+fn stop_sending_during_a_streamed_response_is_an_abort_for_the_application() {
+    let mut pair = Pair::with(&options(true, false));
+    pair.client_preamble();
+    get(&mut pair, 0);
+    pair.h3.act(&mut pair.server, 0, Action::Headers { status: 200, fields: &[], fin: false });
+    pair.h3.act(&mut pair.server, 0, Action::Data { data: b"first", fin: false });
+    pair.exchange();
+    // The client will not read the rest; the application has nothing queued.
+    pair.client.stream_shutdown(0, quiche::Shutdown::Read, 0x10c).unwrap();
+    pair.exchange();
+    assert!(
+        pair.app.reports.contains(&Report::Aborted { stream: 0, reason: AbortReason::PeerStopSending, code: 0x10c }),
+        "{:?}",
+        pair.app.reports
+    );
+    // Later writes for the stream are ignored.
+    pair.h3.act(&mut pair.server, 0, Action::Data { data: b"late", fin: true });
+    pair.exchange();
+}
+
+#[test]
+fn a_header_section_over_the_clients_limit_resets_the_stream_and_says_why() {
+    let mut pair = Pair::with(&options(true, false));
+    // SETTINGS with SETTINGS_MAX_FIELD_SECTION_SIZE (0x06) = 200.
+    pair.client.stream_send(2, &[0x00, 0x04, 0x03, 0x06, 0x40, 0xc8], false).unwrap();
+    pair.client.stream_send(6, &[0x02], false).unwrap();
+    pair.client.stream_send(10, &[0x03], false).unwrap();
+    pair.exchange();
+    assert!(pair.app.reports.contains(&Report::PeerFieldLimit { limit: 200 }));
+    get(&mut pair, 0);
+    let big = vec![b'v'; 300];
+    pair.h3.respond(&mut pair.server, 0, 200, &[(b"x-big", &big)], b"");
+    pair.exchange();
+    assert!(pair.app.reports.contains(&Report::Aborted { stream: 0, reason: AbortReason::FieldSectionTooLarge, code: 0x102 }));
+    assert!(pair.app.reports.iter().any(|r| matches!(r, Report::Log { message, .. } if message.contains("SETTINGS_MAX_FIELD_SECTION_SIZE of 200"))));
+    assert_eq!(pair.received.get(&0).and_then(|r| r.reset), Some(0x102), "the client sees the reset");
+    // A section within the limit is sent.
+    get(&mut pair, 4);
+    pair.h3.respond(&mut pair.server, 4, 200, &[(b"x-small", b"ok")], b"fine");
+    pair.exchange();
+    assert_eq!(pair.status(4), Some(200));
+}
+
+#[test]
+fn a_reset_action_resets_the_stream_with_the_code() {
+    let mut pair = Pair::with(&options(true, false));
+    pair.client_preamble();
+    get(&mut pair, 0);
+    pair.h3.act(&mut pair.server, 0, Action::Headers { status: 200, fields: &[], fin: false });
+    pair.h3.act(&mut pair.server, 0, Action::Reset(0x102));
+    pair.exchange();
+    assert_eq!(pair.received.get(&0).and_then(|r| r.reset), Some(0x102));
+    assert_eq!(crate::counters::Counters::get(&pair.counters.request_streams_open), 0);
+}
+
+
+#[test]
+fn a_request_reset_before_it_was_read_is_answered_with_a_reset() {
+    let mut pair = Pair::with(&options(true, false));
+    pair.client_preamble();
+    // Headers, a body chunk and the reset reach the server together: quiche
+    // reports only the reset, and drops the bytes.
+    send_headers_owned(&mut pair, 0, &post(100), false);
+    pair.send_data(0, &[1; 10], false);
+    pair.client.stream_shutdown(0, quiche::Shutdown::Write, 0x10c).unwrap();
+    pair.exchange();
+    assert!(requests(&pair).is_empty());
+    assert_eq!(pair.received.get(&0).and_then(|r| r.reset), Some(crate::h3::codes::H3_REQUEST_INCOMPLETE), "the client is not left waiting");
 }
