@@ -16,6 +16,8 @@ Plan:
       "headers": [["content-type", "application/octet-stream"]],
       "body_text": "...",         # or "body_b64": "...", or:
       "body_pattern": {"total": 104857600, "chunk_size": 65536},
+      "content_length": true,     # add content-length for the body (default: none,
+                                  # the body is framed by DATA frames and FIN alone)
       "body_keep": 1048576        # body bytes kept as text/base64 (default 1 MiB)
     }]
   }
@@ -210,6 +212,9 @@ class Client(QuicConnectionProtocol):
         elif spec.get("body_b64") is not None:
             body = base64.b64decode(spec["body_b64"])
         pattern = spec.get("body_pattern")
+        if spec.get("content_length") and (body is not None or pattern):
+            length = len(body) if body is not None else int(pattern["total"])
+            headers.append((b"content-length", str(length).encode()))
         try:
             self.h3.send_headers(stream_id, headers, end_stream=not body and not pattern)
             self.transmit()

@@ -34,8 +34,17 @@ interface AioquicResponse {
   error: string | null;
 }
 
-/** Runs `reqs` in order on one aioquic connection. */
-export async function aioquicFetch(port: number, reqs: FetchRequest[], timeoutS = 120, host = '127.0.0.1'): Promise<FetchResult[]> {
+/**
+ * Runs `reqs` in order on one aioquic connection. A small body goes with a
+ * content-length, as curl, browsers and Go send one for a body of known
+ * length; the upload goes without (framed by DATA frames and FIN alone, as
+ * fetch() sends a ReadableStream), unless `contentLength` says otherwise.
+ */
+export async function aioquicFetch(
+  port: number,
+  reqs: FetchRequest[],
+  { timeoutS = 120, host = '127.0.0.1', contentLength }: { timeoutS?: number; host?: string; contentLength?: boolean } = {},
+): Promise<FetchResult[]> {
   const plan = {
     timeout: timeoutS,
     sequential: true,
@@ -45,6 +54,7 @@ export async function aioquicFetch(port: number, reqs: FetchRequest[], timeoutS 
       headers: r.headers,
       ...(r.body !== undefined ? { body_text: r.body } : {}),
       ...(r.uploadBytes ? { body_pattern: { total: r.uploadBytes } } : {}),
+      content_length: contentLength ?? !r.uploadBytes,
     })),
   };
   const out = await runJsonProcess<{ connected: boolean; handshake_error: string | null; responses: AioquicResponse[] }>(
