@@ -95,7 +95,6 @@ export function h1Fetch(port: number, req: FetchRequest, host = '127.0.0.1'): Pr
         headers: Object.fromEntries(req.headers),
         rejectUnauthorized: false,
         agent: false,
-        ALPNProtocols: ['http/1.1'],
       },
       (res) => {
         status = res.statusCode ?? null;
