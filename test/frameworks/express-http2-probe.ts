@@ -1,10 +1,15 @@
-// Runs the Express app on node:http2's createSecureServer and sends one
-// GET /hello over HTTP/2; prints what happened as JSON. A child process of
-// frameworks-tcp.test.ts, because what happens is that the server process
-// dies of an uncaught exception (expressjs/express#3388, #6580).
+// Runs the Express app on node:http2's createSecureServer (argument
+// "node", the default) or on h3-node's createSecureServer, whose TCP side
+// is node:http2's (argument "h3"), and sends one GET /hello over HTTP/2 on
+// TCP; prints what happened as JSON. A child process of the framework
+// tests, because what happens is that the server process dies of an
+// uncaught exception (expressjs/express#3388, #6580).
 import http2 from 'node:http2';
+import { createSecureServer } from '../../src/index';
 import { identity } from './apps/common';
 import { expressApp } from './apps/express';
+
+const onH3 = process.argv[2] === 'h3';
 
 const out: { status: number | null; body: string; uncaught: string[] } = { status: null, body: '', uncaught: [] };
 // Without this handler the process would die at the first one.
@@ -16,7 +21,9 @@ process.on('uncaughtException', (e) => {
   }, 300);
 });
 // The cast is the finding: Express's types say it takes node:http's objects only.
-const server = http2.createSecureServer(identity(), expressApp() as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+const server = onH3
+  ? createSecureServer({ ...identity(), warnDemoIdentity: false }, expressApp() as never)
+  : http2.createSecureServer(identity(), expressApp() as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
 server.listen(0, '127.0.0.1', () => {
   const port = (server.address() as { port: number }).port;
   const client = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false });
