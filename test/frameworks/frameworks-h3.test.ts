@@ -18,6 +18,7 @@ import * as h3 from '../../src/index';
 import { loadIdentity } from '../../src/index';
 import type { Launched } from '../helpers/chromium';
 import { appVariants, FetchServe, RunningApp, SecureServerFactory } from './apps';
+import { fastifyApp } from './apps/fastify';
 import { checkCase, FetchRequest, FetchResult, request, SMALL_CASES } from './cases';
 import { aioquicFetch, chromiumFetch, H3ClientName, launchChromiumH3, openOriginPage, quicGoFetch } from './h3-clients';
 import { MiB } from './pattern';
@@ -52,6 +53,12 @@ const KNOWN_ISSUES: { variant: RegExp; test: RegExp; reason: string }[] = [
     test: /^TCP side, h2 /,
     reason:
       "Express over HTTP/2 on the TCP side crashes the server process (uncaught TypeError in IncomingMessage._read): the TCP side hands Express node:http2's own Http2ServerRequest/Response, which Express's prototype swap breaks as on node:http2 itself (frameworks-tcp.test.ts); browsers make their first request over TCP, usually HTTP/2. The HTTP/3 objects survive the swap (compat/express-shadow.ts); the TCP side's need the same",
+  },
+  {
+    variant: /^fastify/,
+    test: /default host/,
+    reason:
+      "createSecureServer's listen() rejects a host name ('invalid host address: localhost'), where node:net's resolves it; Fastify listens on 'localhost' unless told a host, so fastify.listen({ port }) fails",
   },
 ];
 const STRICT = process.env.H3_FW_STRICT === '1';
@@ -170,6 +177,20 @@ describe('framework apps on h3-node (createSecureServer, serve) over HTTP/3', fu
       // same port. Express only over HTTP/1.1 there: node:http2's HTTP/2
       // objects break under Express (frameworks-tcp.test.ts).
       const protocols = variant.framework === 'express' ? (['http/1.1'] as const) : (['h2', 'http/1.1'] as const);
+      if (variant.framework === 'fastify') {
+        check(variant.name, 'listen', "fastify.listen({ port: 0 }) with Fastify's default host (localhost)", async () => {
+          const app = fastifyApp(factory);
+          try {
+            await app.listen({ port: 0 });
+            const addr = app.server.address() as { address: string; port: number };
+            const host = addr.address.includes(':') ? `[${addr.address}]` : addr.address;
+            const [res] = await aioquicFetch(addr.port, [request('hello')], { host: host.replace(/^\[|\]$/g, '') });
+            checkCase(request('hello'), 'fastify', res);
+          } finally {
+            await app.close();
+          }
+        });
+      }
       if (variant.framework === 'express') {
         // In a child process: what happens today is an uncaught exception, which would end this run.
         check(variant.name, 'TCP side, h2', 'GET /hello (Express in a child process)', async () => {
