@@ -2,7 +2,7 @@
 // share: the server-factory shapes they start on, the routes' fixed data,
 // and the helpers for the streamed response and the streamed upload.
 //
-// Every app serves the same routes (test/frameworks/README in the tests):
+// Every app serves the same routes (checked by ../cases.ts):
 //   GET  /hello              200 text "hello from <framework>"
 //   POST /json               200 JSON { received: <body>, framework }
 //   GET  /cookie             two Set-Cookie lines (COOKIES)
