@@ -172,3 +172,33 @@ export function checkStreamed(res: FetchResult): void {
   const last = res.chunks[res.chunks.length - 1].t;
   assert.ok(last - first >= spread / 2, `/stream: first body bytes at ${first} ms, last at ${last} ms (server pauses ${spread} ms in all)`);
 }
+
+/**
+ * Samples this process's memory every 20 ms until stopped; says how far
+ * `arrayBuffers` (where Buffers live) rose above where it started. The
+ * apps run in the test process, so an upload they (or the server under
+ * them) buffered whole would show here as at least its size.
+ */
+export function watchMemory(): () => { arrayBuffersRise: number; rssRise: number } {
+  const base = process.memoryUsage();
+  let peakArrayBuffers = base.arrayBuffers;
+  let peakRss = base.rss;
+  const timer = setInterval(() => {
+    const m = process.memoryUsage();
+    peakArrayBuffers = Math.max(peakArrayBuffers, m.arrayBuffers);
+    peakRss = Math.max(peakRss, m.rss);
+  }, 20);
+  return () => {
+    clearInterval(timer);
+    return { arrayBuffersRise: peakArrayBuffers - base.arrayBuffers, rssRise: peakRss - base.rss };
+  };
+}
+
+/** An upload of `bytes` was not held whole: Buffers rose by less than 60% of it (checked from 32 MiB up). */
+export function checkNotBuffered(bytes: number, rise: { arrayBuffersRise: number }): void {
+  if (bytes < 32 * 1024 * 1024) return;
+  assert.ok(
+    rise.arrayBuffersRise < bytes * 0.6,
+    `Buffers rose by ${(rise.arrayBuffersRise / 1048576).toFixed(1)} MiB during a ${(bytes / 1048576).toFixed(0)} MiB upload`,
+  );
+}

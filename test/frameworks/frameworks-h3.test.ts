@@ -19,7 +19,7 @@ import { loadIdentity } from '../../src/index';
 import type { Launched } from '../helpers/chromium';
 import { appVariants, FetchServe, RunningApp, SecureServerFactory } from './apps';
 import { fastifyApp } from './apps/fastify';
-import { checkCase, FetchRequest, FetchResult, request, SMALL_CASES } from './cases';
+import { checkCase, checkNotBuffered, FetchRequest, FetchResult, request, SMALL_CASES, watchMemory } from './cases';
 import { aioquicFetch, chromiumFetch, H3ClientName, launchChromiumH3, openOriginPage, quicGoFetch } from './h3-clients';
 import { MiB } from './pattern';
 import { h1Fetch, h2Close, h2Connect, h2Fetch } from './tcp-clients';
@@ -147,9 +147,12 @@ describe('framework apps on h3-node (createSecureServer, serve) over HTTP/3', fu
           });
           check(variant.name, `${client} over HTTP/3`, `POST /upload of ${UPLOAD_BYTES / MiB} MiB, consumed as a stream`, async function () {
             const req = request('upload', UPLOAD_BYTES);
+            const stop = watchMemory();
             const [res] = await runClient(client, apps.get(variant.name)!.port, [req], chrome);
+            const rise = stop();
             checkCase(req, variant.framework, res);
-            this.test!.title += ` (${res.totalMs} ms)`;
+            checkNotBuffered(UPLOAD_BYTES, rise);
+            this.test!.title += ` (${res.totalMs} ms; Buffers +${(rise.arrayBuffersRise / MiB).toFixed(1)} MiB)`;
           });
         });
       }

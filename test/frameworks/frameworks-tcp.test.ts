@@ -15,7 +15,7 @@ import http2 from 'node:http2';
 import path from 'node:path';
 import { appVariants, RunningApp } from './apps';
 import { nodeHttp2Serve } from './apps/hono';
-import { CaseName, checkCase, request, SMALL_CASES } from './cases';
+import { CaseName, checkCase, checkNotBuffered, request, SMALL_CASES, watchMemory } from './cases';
 import { MiB } from './pattern';
 import { h1Fetch, h2Close, h2Connect, h2Fetch } from './tcp-clients';
 import { runJsonProcess } from '../helpers/process';
@@ -53,9 +53,13 @@ describe('framework apps on node:http2 createSecureServer, over TCP', function (
         }
         it(`${proto}: POST /upload of ${UPLOAD_BYTES / MiB} MiB, consumed as a stream`, async function () {
           const req = request('upload', UPLOAD_BYTES);
+          const stop = watchMemory();
           const res = await run('upload', UPLOAD_BYTES);
+          const rise = stop();
           checkCase(req, variant.framework, res);
-          this.test!.title += ` (${res.totalMs} ms)`;
+          // The client runs in this process too, generating the body chunk by chunk.
+          checkNotBuffered(UPLOAD_BYTES, rise);
+          this.test!.title += ` (${res.totalMs} ms; Buffers +${(rise.arrayBuffersRise / MiB).toFixed(1)} MiB)`;
         });
       }
     });
