@@ -24,3 +24,20 @@ export type { ServeOptions, SecureServerFactory, ListenableServer } from './lib/
 export { toRequestListener } from './lib/fetch-adapter';
 export type { FetchHandler, FetchEnv, FetchAdapterOptions, NodeRequestLike, NodeResponseLike } from './lib/fetch-adapter';
 export type { MetricsEndpoint, MetricsOptions } from './lib/metrics';
+// node:http2-compatible server (createSecureServer and its compatibility API).
+export { createSecureServer, Http3SecureServer } from './lib/compat/server';
+export type {
+  Http3RequestListener,
+  ListenOptions,
+  PemInput,
+  SecureServerOptions,
+  TcpSide,
+  TcpSideFactory,
+} from './lib/compat/server';
+export { Http3ServerRequest } from './lib/compat/request';
+export { Http3ServerResponse } from './lib/compat/response';
+export type { OutgoingHeaderInput, OutgoingHeaders, WriteCallback } from './lib/compat/response';
+export type { IncomingHeaders } from './lib/compat/header-rules';
+export { Http3ConnectionSocket, Http3StreamSocket } from './lib/compat/socket';
+export type { StreamResetError } from './lib/compat/errors';
+export { H3Code, h3CodeName } from './lib/request-stream';

@@ -5,6 +5,14 @@
 // scripts import this module by path (src/lib/dev-hooks.ts,
 // dist/lib/dev-hooks.js).
 
+import type { CoreOptions, StreamServer, StreamServerEvents } from './stream-server';
+
+/** What createSecureServer needs of a StreamServer; tests hand in a fake one. */
+export type StreamServerFactory = (
+  options: CoreOptions,
+  events: StreamServerEvents,
+) => Pick<StreamServer, 'listen' | 'address' | 'close'>;
+
 export interface DevHooks {
   /** Fault injection: a request for this path panics inside the native core. */
   panicOnPath?: string;
@@ -12,6 +20,8 @@ export interface DevHooks {
   benchNativeHandler?: 'a' | 'c';
   /** Load this addon file instead of dist/native's (the benchmark builds a variant). */
   addonPath?: string;
+  /** createSecureServer: make this instead of the native StreamServer (unit tests drive fake streams through it). */
+  streamServer?: StreamServerFactory;
 }
 
 // Module-private: only withDevHooks can attach hooks and only devHooksOf read them.

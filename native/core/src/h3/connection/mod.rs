@@ -297,7 +297,7 @@ impl H3Connection {
             let limit = match self.streams.get(&id) {
                 Some(StreamState::Request(r)) => match self.options.body_mode {
                     BodyMode::Streamed { credit } if r.message.phase != Phase::Headers => {
-                        credit.saturating_sub(r.unconsumed + body.len())
+                        credit.saturating_sub(r.unconsumed + body.len()).min(scratch.len())
                     }
                     _ => scratch.len(),
                 },

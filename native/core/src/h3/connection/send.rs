@@ -19,7 +19,34 @@ impl Outgoing {
     fn new(data: Vec<u8>, fin: bool) -> Self {
         Outgoing { data, written: 0, fin, base: 0, data_ends: VecDeque::new() }
     }
+
+    /// QUIC took `n` more bytes. Returns the response body total now taken
+    /// when a DATA frame was completed. Drops what was taken once that is
+    /// the whole queue, or a large part of it: a streamed response whose
+    /// writer never lets the queue empty would otherwise keep every byte.
+    fn advance(&mut self, n: usize) -> Option<u64> {
+        self.written += n;
+        let done = self.base + self.written as u64;
+        let mut taken = None;
+        while let Some(&(end, total)) = self.data_ends.front() {
+            if end > done {
+                break;
+            }
+            taken = Some(total);
+            self.data_ends.pop_front();
+        }
+        if self.written == self.data.len() || (self.written >= COMPACT_AT && self.written * 2 >= self.data.len()) {
+            self.data.drain(..self.written);
+            self.base += self.written as u64;
+            self.written = 0;
+        }
+        taken
+    }
 }
+
+/// A queue whose sent prefix is this large (and at least half of it) is
+/// compacted.
+const COMPACT_AT: usize = 64 * 1024;
 
 /// What the HTTP/3 layer learned while applying the application's actions
 /// (when the application itself is busy handing them over): reported at the
@@ -122,12 +149,7 @@ impl H3Connection {
                 let r = self.request_mut(id);
                 r.data_queued += data.len() as u64;
                 let total = r.data_queued;
-                let mut framed = Vec::with_capacity(data.len() + 9);
-                if !data.is_empty() {
-                    frame::write_header(frame_type::DATA, data.len(), &mut framed);
-                    framed.extend_from_slice(data);
-                }
-                self.queue_data(quic, id, framed, fin, total);
+                self.queue_data(quic, id, data, fin, total);
                 if fin {
                     self.finish_response(quic, id);
                 }
@@ -274,11 +296,21 @@ impl H3Connection {
         self.flush_stream(quic, id);
     }
 
-    /// Queues a DATA frame of a streamed response, remembering where it
-    /// ends so that `on_sent` can say when QUIC has taken it.
-    fn queue_data(&mut self, quic: &mut quiche::Connection, id: u64, framed: Vec<u8>, fin: bool, total: u64) {
+    /// Queues a DATA frame of a streamed response (framed straight into the
+    /// stream's queue), remembering where it ends so that `on_sent` can say
+    /// when QUIC has taken it.
+    fn queue_data(&mut self, quic: &mut quiche::Connection, id: u64, data: &[u8], fin: bool, total: u64) {
         let out = self.outgoing.entry(id).or_insert_with(|| Outgoing::new(Vec::new(), false));
-        out.data.extend_from_slice(&framed);
+        // An end with no bytes still goes out as an empty DATA frame with
+        // the FIN, never as a FIN alone: quiche 0.30 counts a stream whose
+        // data is all acknowledged as complete even when its FIN was written
+        // but not yet sent, and then never sends the FIN (docs/design.md,
+        // "the intermittent WebTransport time-outs").
+        if !data.is_empty() || fin {
+            out.data.reserve(data.len() + 9);
+            frame::write_header(frame_type::DATA, data.len(), &mut out.data);
+            out.data.extend_from_slice(data);
+        }
         out.fin |= fin;
         let end = out.base + out.data.len() as u64;
         out.data_ends.push_back((end, total));
@@ -289,9 +321,9 @@ impl H3Connection {
     pub(super) fn flush_stream(&mut self, quic: &mut quiche::Connection, id: u64) {
         let Some(out) = self.outgoing.get_mut(&id) else { return };
         let result = quic.stream_send(id, &out.data[out.written..], out.fin);
-        match result {
-            Ok(n) => out.written += n,
-            Err(quiche::Error::Done) => {}
+        let n = match result {
+            Ok(n) => n,
+            Err(quiche::Error::Done) => 0,
             Err(e) => {
                 // STOP_SENDING or a reset from the client: nothing more to send.
                 self.outgoing.remove(&id);
@@ -301,28 +333,13 @@ impl H3Connection {
                 self.retire_if_done(id);
                 return;
             }
+        };
+        if let Some(total) = out.advance(n) {
+            self.notices.push(Notice::Sent(id, total));
         }
-        if !out.data_ends.is_empty() {
-            let done = out.base + out.written as u64;
-            let mut taken = None;
-            while let Some(&(end, total)) = out.data_ends.front() {
-                if end > done {
-                    break;
-                }
-                taken = Some(total);
-                out.data_ends.pop_front();
-            }
-            if let Some(total) = taken {
-                self.notices.push(Notice::Sent(id, total));
-            }
-        }
-        if out.written == out.data.len() && out.fin {
+        if out.data.is_empty() && out.fin {
             self.outgoing.remove(&id);
             self.retire_if_done(id);
-        } else if out.written == out.data.len() {
-            out.base += out.data.len() as u64;
-            out.data.clear();
-            out.written = 0;
         }
     }
 
@@ -404,5 +421,33 @@ impl quiche::h3::NameValue for Field<'_> {
 
     fn value(&self) -> &[u8] {
         self.1
+    }
+}
+
+#[cfg(test)]
+mod outgoing_tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_that_never_empties_drops_what_quic_took() {
+        let mut out = Outgoing::new(Vec::new(), false);
+        let mut total = 0;
+        let mut reported = 0;
+        let mut largest = 0;
+        for step in 0..100 {
+            // The writer adds 64 KiB and QUIC takes as much, but half a
+            // write behind: the queue never empties.
+            out.data.extend_from_slice(&[7u8; 64 * 1024]);
+            total += 64 * 1024;
+            out.data_ends.push_back((out.base + out.data.len() as u64, total));
+            let take = if step == 0 { 32 * 1024 } else { 64 * 1024 };
+            if let Some(t) = out.advance(take) {
+                reported = t;
+            }
+            largest = largest.max(out.data.len());
+        }
+        assert!(largest <= 256 * 1024, "held {largest} bytes of a {total} byte response");
+        assert_eq!(out.base + out.written as u64, total - 32 * 1024, "offsets stay exact across compactions");
+        assert_eq!(reported, total - 64 * 1024, "every frame but the last reported taken");
     }
 }

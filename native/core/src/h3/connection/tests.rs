@@ -337,3 +337,4 @@ fn a_reset_action_resets_the_stream_with_the_code() {
     assert_eq!(pair.received.get(&0).and_then(|r| r.reset), Some(0x102));
     assert_eq!(crate::counters::Counters::get(&pair.counters.request_streams_open), 0);
 }
+

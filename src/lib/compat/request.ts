@@ -1,0 +1,233 @@
+// The request side of the node:http2-compatible API: a Readable of the
+// body, with the header facts Node's Http2ServerRequest has.
+//
+// Backpressure: the native core reads at most `bodyCredit` body bytes ahead
+// of what this side has given back with stream.consume(). Credit goes back
+// for a chunk when the Readable's buffer took it below its highWaterMark
+// (push() returned true, or the chunk went straight to a 'data' listener);
+// for chunks pushed past highWaterMark it waits until _read(), which the
+// Readable calls only once the consumer has drained its buffer below
+// highWaterMark again. So JavaScript holds at most highWaterMark +
+// bodyCredit (+ one chunk) of a request a slow consumer is not reading, and
+// the client is slowed through QUIC flow control. (Counting bytes taken out
+// of the buffer exactly is not possible with setEncoding(): the buffer then
+// counts characters.)
+import { Readable } from 'node:stream';
+import type { RequestStream } from '../request-stream';
+import { foldFieldLines, IncomingHeaders } from './header-rules';
+import type { ExchangeLink } from './exchange';
+import type { Http3StreamSocket } from './socket';
+
+/**
+ * @internal What the exchange (exchange.ts) calls on a request. Private
+ * methods reached through these functions rather than prototype methods:
+ * Express replaces the request's prototype, and these must keep working
+ * whatever the prototype is.
+ */
+export const requestInternals = {} as {
+  data(req: Http3ServerRequest, chunk: Buffer): void;
+  trailers(req: Http3ServerRequest, lines: string[]): void;
+  end(req: Http3ServerRequest): void;
+  abort(req: Http3ServerRequest, error: Error): void;
+  responseFinished(req: Http3ServerRequest): void;
+};
+
+export class Http3ServerRequest extends Readable {
+  readonly #stream: RequestStream;
+  readonly #link: ExchangeLink;
+  #headers: IncomingHeaders;
+  #rawHeaders: string[] | undefined;
+  readonly #trailers: IncomingHeaders = {};
+  readonly #rawTrailers: string[] = [];
+  #method: string;
+  #url: string;
+  /** The whole body arrived (onEnd, or no body at all). */
+  #received = false;
+  #aborted = false;
+  /** Bytes pushed past highWaterMark; given back as credit at the next _read(). */
+  #deferredCredit = 0;
+
+  /** @internal Made by the server for each request stream. */
+  constructor(stream: RequestStream, link: ExchangeLink) {
+    super();
+    this.#stream = stream;
+    this.#link = link;
+    const headers = foldFieldLines(stream.lines, Object.create(null) as IncomingHeaders);
+    // HTTP/3 clients send :authority instead of Host (RFC 9114 section
+    // 4.3.1); code written for HTTP/1 (Express's req.hostname, vhost
+    // routers) reads Host, so a missing one is filled in from :authority,
+    // as a gateway to HTTP/1.1 must. rawHeaders stays as received.
+    if (headers.host === undefined && headers[':authority'] !== undefined) headers.host = headers[':authority'];
+    this.#headers = headers;
+    this.#method = (headers[':method'] as string | undefined) ?? '';
+    this.#url = (headers[':path'] as string | undefined) ?? '';
+    if (stream.bufferedBody.length > 0) this.push(stream.bufferedBody);
+    if (stream.complete) {
+      this.#received = true;
+      this.push(null);
+    }
+  }
+
+  static {
+    requestInternals.data = (req, chunk) => req.#onData(chunk);
+    requestInternals.trailers = (req, lines) => req.#onTrailers(lines);
+    requestInternals.end = (req) => req.#onEnd();
+    requestInternals.abort = (req, error) => req.#onAbort(error);
+    requestInternals.responseFinished = (req) => req.#onResponseFinished();
+  }
+
+  /** Field lines folded with Node's duplicate rules, pseudo-headers included (as node:http2 has them). */
+  get headers(): IncomingHeaders {
+    return this.#headers;
+  }
+  set headers(value: IncomingHeaders) {
+    this.#headers = value;
+  }
+
+  /** Every value of every field as an array, like IncomingMessage's headersDistinct. */
+  get headersDistinct(): Record<string, string[]> {
+    return distinct(this.#stream.lines);
+  }
+
+  /** The field lines as received, flat (name, value, ...), pseudo-headers first. */
+  get rawHeaders(): string[] {
+    return (this.#rawHeaders ??= this.#stream.lines.slice());
+  }
+
+  get trailers(): IncomingHeaders {
+    return this.#trailers;
+  }
+  get trailersDistinct(): Record<string, string[]> {
+    return distinct(this.#rawTrailers);
+  }
+  get rawTrailers(): string[] {
+    return this.#rawTrailers;
+  }
+
+  get method(): string {
+    return this.#method;
+  }
+  set method(value: string) {
+    this.#method = value;
+  }
+
+  /** The request target (:path); routers rewrite it, as they do on IncomingMessage. */
+  get url(): string {
+    return this.#url;
+  }
+  set url(value: string) {
+    this.#url = value;
+  }
+
+  get authority(): string | undefined {
+    return (this.#headers[':authority'] ?? this.#headers.host) as string | undefined;
+  }
+  get scheme(): string | undefined {
+    return this.#headers[':scheme'] as string | undefined;
+  }
+
+  get httpVersion(): string {
+    return '3.0';
+  }
+  get httpVersionMajor(): number {
+    return 3;
+  }
+  get httpVersionMinor(): number {
+    return 0;
+  }
+
+  /** The whole body arrived. */
+  get complete(): boolean {
+    return this.#received;
+  }
+
+  /** The client reset the stream (or the connection closed) before the exchange finished. */
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  /** The request's own socket view: peer address and port, 'close' when the exchange ends. */
+  get socket(): Http3StreamSocket {
+    return this.#link.socket;
+  }
+  get connection(): Http3StreamSocket {
+    return this.#link.socket;
+  }
+
+  /** The underlying HTTP/3 stream (low level; its shape may change). */
+  get stream(): RequestStream {
+    return this.#stream;
+  }
+
+  /** Emits 'timeout' when no bytes move either way for `ms`; 0 turns it off. Shared with res.setTimeout. */
+  setTimeout(ms: number, callback?: () => void): this {
+    if (callback) this.on('timeout', callback);
+    this.#link.setTimeout(ms);
+    return this;
+  }
+
+  override _read(): void {
+    this.#returnDeferredCredit();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    // Whatever the buffer held is dropped: give its credit back, and (see
+    // #onData) every later chunk as it arrives, so the upload drains instead
+    // of stalling the stream while the response may still be written.
+    this.#returnDeferredCredit();
+    // Like IncomingMessage: the error is emitted only to someone listening
+    // (pipeline, for await, an 'error' handler); a client reset must not
+    // crash a server that never looked at the body.
+    callback(error && this.listenerCount('error') > 0 ? error : null);
+  }
+
+  #returnDeferredCredit(): void {
+    const n = this.#deferredCredit;
+    if (n > 0) {
+      this.#deferredCredit = 0;
+      this.#stream.consume(n);
+    }
+  }
+
+  #onData(chunk: Buffer): void {
+    this.#link.touch();
+    if (this.destroyed || this.#received) {
+      this.#stream.consume(chunk.length);
+      return;
+    }
+    if (this.push(chunk)) this.#stream.consume(chunk.length);
+    else this.#deferredCredit += chunk.length;
+  }
+
+  #onTrailers(lines: string[]): void {
+    foldFieldLines(lines, this.#trailers);
+    for (const l of lines) this.#rawTrailers.push(l);
+  }
+
+  #onEnd(): void {
+    if (this.#received) return;
+    this.#received = true;
+    if (!this.destroyed) this.push(null);
+  }
+
+  #onAbort(error: Error): void {
+    this.#aborted = true;
+    this.emit('aborted');
+    if (!this.destroyed) this.destroy(error);
+  }
+
+  /**
+   * The response is complete. A body nobody touched is resumed (dumped), as
+   * node:http does, so the request still ends and closes and its credit
+   * flows back to the core.
+   */
+  #onResponseFinished(): void {
+    if (this.readableFlowing === null && !this.destroyed) this.resume();
+  }
+}
+
+function distinct(lines: readonly string[]): Record<string, string[]> {
+  const out = Object.create(null) as Record<string, string[]>;
+  for (let i = 0; i + 1 < lines.length; i += 2) (out[lines[i]] ??= []).push(lines[i + 1]);
+  return out;
+}

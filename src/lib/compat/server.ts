@@ -1,0 +1,411 @@
+// createSecureServer: node:http2's server shape (with its compatibility
+// API) over HTTP/3, so that code written for
+// `http2.createSecureServer({ cert, key, allowHTTP1: true }, app)` runs by
+// changing the import. One StreamServer (the native core) underneath; each
+// request stream becomes an Exchange (request + response) handed to the
+// 'request' listeners.
+import { EventEmitter } from 'node:events';
+import { StreamServer } from '../stream-server';
+import type { AddressInfo, CoreOptions, StreamServerEvents } from '../stream-server';
+import type { ConnectionHandle, RequestStream } from '../request-stream';
+import { Logger, stderrLogger } from '../log';
+import { DEMO_IDENTITY_WARNING } from '../identity';
+import { devHooksOf, StreamServerFactory } from '../dev-hooks';
+import { defaultTcpSide } from './tcp-side';
+
+/**
+ * Request body bytes read ahead of what each request's consumer took: a
+ * window per stream, so a slow consumer slows its client through QUIC flow
+ * control while a fast one is not held back by the boundary.
+ */
+const DEFAULT_BODY_CREDIT = 256 * 1024;
+import { Exchange, ExchangeContext } from './exchange';
+import type { Http3ServerRequest } from './request';
+import { Http3ServerResponse, responseInternals } from './response';
+import { Http3ConnectionSocket, Http3StreamSocket } from './socket';
+import { pinCompatMembers, swapsHttp1Prototypes } from './express-shadow';
+import { normalizeListenArgs, ListenOptions } from './listen-args';
+import { TlsFiles, TlsInput } from './tls-files';
+
+export type { ListenOptions } from './listen-args';
+export type { PemInput } from './tls-files';
+
+export type Http3RequestListener = (req: Http3ServerRequest, res: Http3ServerResponse) => void | Promise<void>;
+
+/**
+ * HOOK for the TCP side (HTTP/1.1 and HTTP/2 over TLS on the same port,
+ * advertising HTTP/3 with Alt-Svc), which is not part of this module: a
+ * factory given as `options.tcp` is called once; its side is started after
+ * the UDP port is bound (with the bound port) and closed with the server.
+ * It emits requests on the server itself ('request' with node:http2's
+ * objects), so listeners serve both.
+ */
+export interface TcpSide {
+  listen(port: number, host: string | undefined): Promise<void>;
+  close(graceful: boolean): Promise<void>;
+}
+export type TcpSideFactory = (server: Http3SecureServer) => TcpSide;
+
+export interface SecureServerOptions extends TlsInput {
+  /**
+   * Certificate chain: PEM text (string or Buffer, as node:http2 takes it)
+   * or a file path. With `key` omitted too, the public demo identity serves
+   * (and listen() warns).
+   */
+  cert?: TlsInput['cert'];
+  /** Private key: PEM text (string or Buffer) or a file path; `passphrase` decrypts an encrypted one. */
+  key?: TlsInput['key'];
+  /** With the TCP side: also serve HTTP/1.1 there, as node:http2's option does (default false, as there). */
+  allowHTTP1?: boolean;
+  /**
+   * The same app on TCP (default true): node:http2's secure server on the
+   * same port number serves the same 'request' listeners and adds
+   * `alt-svc: h3=":<port>"; ma=86400` to every response, so clients without
+   * UDP are served and browsers learn of HTTP/3. `false`: HTTP/3 only. A
+   * function supplies another TCP side.
+   */
+  tcp?: boolean | TcpSideFactory;
+  /** Request body bytes the core reads ahead of what the request's consumer took, per stream (the core's default when omitted). */
+  bodyCredit?: number;
+  /** QUIC idle timeout (default 30 s). */
+  idleTimeoutMs?: number;
+  handshakeTimeoutMs?: number;
+  maxConnections?: number;
+  maxStreamsPerConnection?: number;
+  /** Largest request field section, advertised in SETTINGS. Responses are bounded only by the client's own setting. */
+  maxFieldSectionSize?: number;
+  /** NSS key-log file; SSLKEYLOGFILE by default, `false` turns it off. */
+  keyLogFile?: string | false;
+  qlogDir?: string;
+  /** Where diagnostics go (listener errors, writes after end...); stderr lines by default. */
+  logger?: Logger;
+  /** `false`: listen() does not warn about the demo identity. */
+  warnDemoIdentity?: boolean;
+}
+
+export interface Http3SecureServer {
+  on(event: 'request', listener: Http3RequestListener): this;
+  on(event: 'checkContinue' | 'checkExpectation' | 'connect', listener: Http3RequestListener): this;
+  on(event: 'connection', listener: (socket: Http3ConnectionSocket) => void): this;
+  on(event: 'timeout', listener: (socket: Http3StreamSocket) => void): this;
+  on(event: 'listening' | 'close', listener: () => void): this;
+  on(event: 'error', listener: (error: Error & { code?: string }) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+  once(event: 'request', listener: Http3RequestListener): this;
+  once(event: 'listening' | 'close', listener: () => void): this;
+  once(event: 'error', listener: (error: Error & { code?: string }) => void): this;
+  once(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+export class Http3SecureServer extends EventEmitter {
+  /** Per-request idle timeout in ms (setTimeout); 0 for none, as node:http2. */
+  timeout = 0;
+  readonly #options: SecureServerOptions;
+  readonly #tls: TlsFiles;
+  readonly #logger: Logger;
+  readonly #createCore: StreamServerFactory;
+  readonly #context: ExchangeContext;
+  readonly #tcp: TcpSide | undefined;
+  #core: ReturnType<StreamServerFactory> | undefined;
+  #address: AddressInfo | null = null;
+  #listening = false;
+  #closing = false;
+  readonly #connections = new Map<number, Http3ConnectionSocket>();
+  /** 'request' listeners as last read (rawListeners, so `once` works); undefined after any change. */
+  #requestListeners: Function[] | undefined;
+  /** Some listener swaps in node:http prototypes (Express): pin our members on each req/res. */
+  #pinMembers = false;
+
+  constructor(options: SecureServerOptions = {}, listener?: Http3RequestListener) {
+    super();
+    this.#options = options;
+    this.#tls = new TlsFiles(options);
+    this.#logger = options.logger ?? stderrLogger;
+    this.#createCore = devHooksOf(options)?.streamServer ?? ((o, e) => new StreamServer(o, e, this.#logger));
+    const server = this;
+    this.#context = {
+      logger: this.#logger,
+      get timeout() {
+        return server.timeout;
+      },
+      emitTimeout: (socket) => this.emit('timeout', socket),
+    };
+    const invalidate = (event: string | symbol) => {
+      if (event === 'request') this.#requestListeners = undefined;
+    };
+    this.on('newListener', invalidate);
+    this.on('removeListener', invalidate);
+    if (listener) this.on('request', listener);
+    const tcp = options.tcp ?? true;
+    this.#tcp =
+      typeof tcp === 'function' ? tcp(this) : tcp ? defaultTcpSide(this, () => this.#tls.pems(), options.allowHTTP1 ?? false) : undefined;
+  }
+
+  /**
+   * Binds the UDP port and starts serving. Forms: (port, host, backlog, cb),
+   * (port, cb), ({ port, host }, cb), (cb); port 0 or omitted picks a free
+   * port; host defaults to "::" (IPv4 and IPv6). 'listening' follows
+   * asynchronously; a bind failure is an 'error' event (code EADDRINUSE,
+   * EACCES...), not an exception.
+   */
+  listen(port?: number | string, host?: string, backlog?: number, callback?: () => void): this;
+  listen(port: number | string, host: string, callback?: () => void): this;
+  listen(port: number | string, callback?: () => void): this;
+  listen(options: ListenOptions, callback?: () => void): this;
+  listen(callback?: () => void): this;
+  listen(...args: unknown[]): this {
+    const { port, host, callback } = normalizeListenArgs(args);
+    if (this.#core) {
+      throw Object.assign(new Error('Listen method has been called more than once without closing.'), {
+        code: 'ERR_SERVER_ALREADY_LISTEN',
+      });
+    }
+    if (callback) this.once('listening', callback);
+    const o = this.#options;
+    let core: ReturnType<StreamServerFactory>;
+    try {
+      const { certPath, keyPath } = this.#tls.paths();
+      const coreOptions: CoreOptions = {
+        certPath,
+        keyPath,
+        streamedBodies: true,
+        bodyCredit: o.bodyCredit ?? DEFAULT_BODY_CREDIT,
+        idleTimeoutMs: o.idleTimeoutMs,
+        handshakeTimeoutMs: o.handshakeTimeoutMs,
+        maxConnections: o.maxConnections,
+        maxStreamsPerConnection: o.maxStreamsPerConnection,
+        maxFieldSectionSize: o.maxFieldSectionSize,
+        keylogPath: (o.keyLogFile === undefined ? process.env.SSLKEYLOGFILE : o.keyLogFile) || undefined,
+        qlogDir: o.qlogDir,
+        hooks: devHooksOf(o),
+      };
+      core = this.#createCore(coreOptions, this.#events());
+      this.#address = core.listen(port, host ?? '::');
+    } catch (e) {
+      this.#tls.dispose();
+      if (callback) this.removeListener('listening', callback);
+      process.nextTick(() => this.emit('error', listenError(e, port, host)));
+      return this;
+    }
+    this.#core = core;
+    this.#closing = false;
+    if (this.#tls.isDemo && o.warnDemoIdentity !== false) {
+      this.#logger.warn(`h3-node: ${DEMO_IDENTITY_WARNING} Pass cert and key to createSecureServer for your own.`);
+    }
+    const tcp = this.#tcp;
+    if (tcp) {
+      tcp.listen(this.#address.port, host).then(
+        () => this.#markListening(),
+        (e) => {
+          this.emit('error', e);
+          this.close();
+        },
+      );
+    } else {
+      process.nextTick(() => this.#markListening());
+    }
+    return this;
+  }
+
+  #markListening(): void {
+    if (!this.#core || this.#closing) return;
+    this.#listening = true;
+    this.emit('listening');
+  }
+
+  get listening(): boolean {
+    return this.#listening;
+  }
+
+  /** The bound address: { address, family, port }; null when not listening. */
+  address(): AddressInfo | null {
+    return this.#core && !this.#closing ? this.#address : null;
+  }
+
+  /**
+   * Graceful close: no new connections, GOAWAY to every client, in-flight
+   * requests finish (the core waits up to 3 s), then 'close' and the
+   * callback. Not listening: the callback gets ERR_SERVER_NOT_RUNNING.
+   */
+  close(callback?: (error?: Error) => void): this {
+    const core = this.#core;
+    if (!core) {
+      process.nextTick(() => {
+        callback?.(Object.assign(new Error('Server is not running.'), { code: 'ERR_SERVER_NOT_RUNNING' }));
+        this.emit('close');
+      });
+      return this;
+    }
+    if (callback) this.once('close', () => callback());
+    if (this.#closing) return this;
+    this.#closing = true;
+    this.#listening = false;
+    const tcp = this.#tcp?.close(true).catch((e) => this.#logger.error(`closing the TCP side: ${(e as Error).message}`));
+    Promise.all([core.close(true), tcp]).then(
+      () => this.#onCoreClosed(),
+      (e) => {
+        this.#logger.error(`closing the HTTP/3 server: ${(e as Error).message}`);
+        this.#onCoreClosed();
+      },
+    );
+    return this;
+  }
+
+  /** Closes every connection now, without waiting for in-flight requests. */
+  closeAllConnections(): void {
+    const core = this.#core;
+    if (!core) return;
+    if (!this.#closing) {
+      this.close();
+    }
+    core.close(false).catch(() => {});
+  }
+
+  /**
+   * Does nothing yet: the stream interface cannot close one connection.
+   * QUIC's idle timeout (idleTimeoutMs) frees idle connections.
+   */
+  closeIdleConnections(): void {}
+
+  /** Per-request idle timeout: 'timeout' on the request, response and server after `ms` with no bytes moving; with no listener the stream is reset. */
+  setTimeout(ms: number, callback?: (socket: Http3StreamSocket) => void): this {
+    this.timeout = ms;
+    if (callback) this.on('timeout', callback);
+    return this;
+  }
+
+  /** Open QUIC connections (net.Server's API). */
+  getConnections(callback: (error: Error | null, count: number) => void): this {
+    process.nextTick(callback, null, this.#connections.size);
+    return this;
+  }
+
+  /** No-ops kept for code written for net.Server. */
+  ref(): this {
+    return this;
+  }
+  unref(): this {
+    return this;
+  }
+
+  #events(): StreamServerEvents {
+    return {
+      onStream: (stream) => this.#onStream(stream),
+      onConnection: (conn) => this.#onConnection(conn),
+      onConnectionClose: (conn) => this.#onConnectionClose(conn),
+      onClose: () => this.#onCoreClosed(),
+    };
+  }
+
+  #onConnection(conn: ConnectionHandle): void {
+    const socket = new Http3ConnectionSocket(conn);
+    this.#connections.set(conn.id, socket);
+    this.emit('connection', socket);
+  }
+
+  #onConnectionClose(conn: ConnectionHandle): void {
+    const socket = this.#connections.get(conn.id);
+    if (!socket) return;
+    this.#connections.delete(conn.id);
+    socket.markClosed();
+  }
+
+  #onCoreClosed(): void {
+    if (!this.#core) return;
+    this.#core = undefined;
+    this.#address = null;
+    this.#listening = false;
+    this.#closing = false;
+    this.#tls.dispose();
+    for (const socket of this.#connections.values()) socket.markClosed();
+    this.#connections.clear();
+    this.emit('close');
+  }
+
+  #onStream(stream: RequestStream): void {
+    const { req, res } = new Exchange(stream, this.#context);
+    const listeners = this.#requestListeners ?? this.#readListeners();
+    if (this.#pinMembers) pinCompatMembers(req, res);
+    // node:http2's compatibility rules for CONNECT and Expect.
+    if (req.method === 'CONNECT') {
+      if (!this.#dispatch('connect', req, res)) responseInternals.respondPlain(res, 405, 'method not allowed\n');
+      return;
+    }
+    const expect = req.headers.expect;
+    if (expect !== undefined) {
+      if (typeof expect === 'string' && expect.toLowerCase() === '100-continue') {
+        if (this.#dispatch('checkContinue', req, res)) return;
+        res.writeContinue();
+      } else {
+        if (!this.#dispatch('checkExpectation', req, res)) {
+          responseInternals.respondPlain(res, 417, 'expectation failed\n');
+        }
+        return;
+      }
+    }
+    if (listeners.length === 0) {
+      responseInternals.respondPlain(res, 404, 'not found\n');
+      return;
+    }
+    this.#run(listeners, req, res);
+  }
+
+  #readListeners(): Function[] {
+    const raw = this.rawListeners('request');
+    this.#pinMembers = this.listeners('request').some(swapsHttp1Prototypes);
+    this.#requestListeners = raw;
+    return raw;
+  }
+
+  /** Runs an event's listeners as request handlers; false when it has none. */
+  #dispatch(event: string, req: Http3ServerRequest, res: Http3ServerResponse): boolean {
+    const listeners = this.rawListeners(event);
+    if (listeners.length === 0) return false;
+    this.#run(listeners, req, res);
+    return true;
+  }
+
+  /** Each listener guarded: a throw or a rejected promise answers 500 (or resets) and the server keeps serving. */
+  #run(listeners: Function[], req: Http3ServerRequest, res: Http3ServerResponse): void {
+    for (const listener of listeners) {
+      try {
+        const result = listener.call(this, req, res);
+        if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+          (result as PromiseLike<unknown>).then(undefined, (e: unknown) => this.#listenerFailed(req, res, e));
+        }
+      } catch (e) {
+        this.#listenerFailed(req, res, e);
+      }
+    }
+  }
+
+  #listenerFailed(req: Http3ServerRequest, res: Http3ServerResponse, error: unknown): void {
+    const outcome = responseInternals.fail(res, error);
+    const what = outcome === 'answered' ? 'answered 500' : outcome === 'reset' ? 'stream reset (H3_INTERNAL_ERROR)' : 'response already complete';
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    this.#logger.error(`request listener failed on ${req.method} ${req.url} (${what}): ${detail}`);
+  }
+}
+
+/** Creates an HTTP/3 server with node:http2's compatibility API; call listen() to start it. */
+export function createSecureServer(options?: SecureServerOptions, listener?: Http3RequestListener): Http3SecureServer;
+export function createSecureServer(listener?: Http3RequestListener): Http3SecureServer;
+export function createSecureServer(
+  a?: SecureServerOptions | Http3RequestListener,
+  b?: Http3RequestListener,
+): Http3SecureServer {
+  return typeof a === 'function' ? new Http3SecureServer({}, a) : new Http3SecureServer(a, b);
+}
+
+/** The core's one-line bind error as a net-style error: code (EADDRINUSE...), syscall, address, port. */
+function listenError(e: unknown, port: number, host: string | undefined): Error {
+  const message = e instanceof Error ? e.message : String(e);
+  const code = /in use|EADDRINUSE/i.test(message)
+    ? 'EADDRINUSE'
+    : /permission|EACCES/i.test(message)
+      ? 'EACCES'
+      : /EADDRNOTAVAIL|cannot assign|not available/i.test(message)
+        ? 'EADDRNOTAVAIL'
+        : 'ERR_HTTP3_LISTEN';
+  return Object.assign(new Error(message), { code, syscall: 'listen', address: host ?? '::', port });
+}

@@ -1,0 +1,201 @@
+// What Node code reads as `req.socket`: the peer's address and port, TLS
+// facts, and a 'close' event. HTTP/3 has no socket per request (one UDP
+// socket serves every connection, and a connection carries many requests),
+// so there are two kinds of object, each an EventEmitter:
+//
+// - Http3ConnectionSocket, one per QUIC connection: the server's
+//   'connection' event hands it out; it emits 'close' when the connection
+//   closes.
+// - Http3StreamSocket, one per request, made on first access of
+//   req.socket / res.socket: what node:http2's compatibility API gives
+//   (a socket-like proxy per stream). Per request because request-scoped
+//   libraries treat the socket as the exchange: on-finished (Express,
+//   serve-static, morgan) waits for socket 'close' to learn that a client
+//   went away and to close the file it was sending, and finalhandler calls
+//   req.socket.destroy() to abandon a response whose headers are out. With
+//   one object per connection, the first would wait (and hold its
+//   listeners) until the whole connection closed and the second would do
+//   nothing.
+import { EventEmitter } from 'node:events';
+import type { ConnectionHandle } from '../request-stream';
+import { noSocketManipulation } from './errors';
+
+export interface SocketAddress {
+  address: string;
+  family: string;
+  port: number;
+}
+
+/** The parts of net.Socket / tls.TLSSocket that HTTP code reads, for one QUIC connection. */
+abstract class QuicSocketBase extends EventEmitter {
+  /** @internal */
+  protected readonly handle: ConnectionHandle;
+  readonly encrypted = true;
+  readonly alpnProtocol = 'h3';
+  /** No client certificates are requested. */
+  readonly authorized = false;
+
+  protected constructor(handle: ConnectionHandle) {
+    super();
+    this.handle = handle;
+  }
+
+  get remoteAddress(): string {
+    return this.handle.remoteAddress;
+  }
+  get remotePort(): number {
+    return this.handle.remotePort;
+  }
+  get remoteFamily(): 'IPv4' | 'IPv6' {
+    return this.handle.remoteFamily;
+  }
+  get localAddress(): string {
+    return this.handle.localAddress;
+  }
+  get localPort(): number {
+    return this.handle.localPort;
+  }
+  /** The server's connection ID, hex (not a Node socket field; handy in logs). */
+  get connectionId(): string {
+    return this.handle.cid;
+  }
+
+  abstract get destroyed(): boolean;
+
+  get readable(): boolean {
+    return !this.destroyed;
+  }
+  get writable(): boolean {
+    return !this.destroyed;
+  }
+
+  address(): SocketAddress {
+    return { address: this.localAddress, family: this.handle.remoteFamily, port: this.localPort };
+  }
+
+  getPeerCertificate(): Record<string, never> {
+    return {};
+  }
+
+  // QUIC's own mechanisms cover these (keep-alive by PING, no Nagle); they
+  // exist so code written for TCP sockets runs unchanged.
+  setKeepAlive(): this {
+    return this;
+  }
+  setNoDelay(): this {
+    return this;
+  }
+  ref(): this {
+    return this;
+  }
+  unref(): this {
+    return this;
+  }
+
+  // An HTTP/3 request is not a byte pipe; writing HTTP/1 bytes here would be a bug.
+  write(): never {
+    throw noSocketManipulation('write');
+  }
+  read(): never {
+    throw noSocketManipulation('read');
+  }
+  pause(): never {
+    throw noSocketManipulation('pause');
+  }
+  resume(): never {
+    throw noSocketManipulation('resume');
+  }
+}
+
+/** One QUIC connection, as the server's 'connection' event hands it out. */
+export class Http3ConnectionSocket extends QuicSocketBase {
+  #closed = false;
+
+  /** @internal */
+  constructor(handle: ConnectionHandle) {
+    super(handle);
+    // Request-scoped code may listen here for the length of a request; a
+    // connection carries up to maxStreamsPerConnection of them at once.
+    this.setMaxListeners(0);
+  }
+
+  get destroyed(): boolean {
+    return this.#closed || !this.handle.open;
+  }
+
+  /**
+   * Does nothing: the stream interface has no command to close a single
+   * connection (yet). Request-level code should destroy the request's own
+   * socket (req.socket), which resets that stream.
+   */
+  destroy(): this {
+    return this;
+  }
+
+  /** Idle timeouts are per connection in QUIC (the server's idleTimeoutMs); per-request ones are req.setTimeout. */
+  setTimeout(_ms: number, callback?: () => void): this {
+    if (callback) this.once('timeout', callback);
+    return this;
+  }
+
+  /** @internal The connection closed: emits 'close' once. */
+  markClosed(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.emit('close', false);
+  }
+}
+
+/** What a request's socket view needs from its exchange. */
+export interface SocketOwner {
+  /** Resets the request's stream (unless its response is complete). */
+  destroy(error?: Error): void;
+  /** Ends the response. */
+  end(): void;
+  setTimeout(ms: number): void;
+}
+
+/**
+ * One request's socket, as req.socket and res.socket return it (the same
+ * object for both). Emits 'close' when the exchange ends (response
+ * finished, stream reset, connection closed).
+ */
+export class Http3StreamSocket extends QuicSocketBase {
+  #closed = false;
+  readonly #owner: SocketOwner;
+
+  /** @internal */
+  constructor(handle: ConnectionHandle, owner: SocketOwner) {
+    super(handle);
+    this.#owner = owner;
+  }
+
+  get destroyed(): boolean {
+    return this.#closed;
+  }
+
+  /** Resets this request's stream (H3_INTERNAL_ERROR with an error, else H3_REQUEST_CANCELLED) unless its response is complete. */
+  destroy(error?: Error): this {
+    this.#owner.destroy(error);
+    return this;
+  }
+
+  end(): this {
+    this.#owner.end();
+    return this;
+  }
+
+  /** The request's idle timeout (req.setTimeout). */
+  setTimeout(ms: number, callback?: () => void): this {
+    if (callback) this.on('timeout', callback);
+    this.#owner.setTimeout(ms);
+    return this;
+  }
+
+  /** @internal The exchange ended: emits 'close' once. */
+  markClosed(hadError: boolean): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.emit('close', hadError);
+  }
+}

@@ -1,0 +1,37 @@
+// The default TCP side of createSecureServer: node:http2's secure server on
+// the same port number, serving the same 'request' listeners, with
+// `alt-svc: h3=":<port>"` on every response so browsers learn of HTTP/3
+// (src/lib/tcp-sibling.ts does the work; this adapts it to the server).
+import { startTcpSibling, TcpSibling } from '../tcp-sibling';
+import type { Http3SecureServer, TcpSide } from './server';
+
+export function defaultTcpSide(server: Http3SecureServer, pems: () => { cert: Buffer; key: Buffer }, allowHTTP1: boolean): TcpSide {
+  let sibling: TcpSibling | undefined;
+  return {
+    async listen(port, host) {
+      const { cert, key } = pems();
+      sibling = await startTcpSibling({
+        port,
+        host: host ?? '::',
+        cert,
+        key,
+        allowHTTP1,
+        // The same listeners as HTTP/3 requests: 'request' on the server.
+        listener: (req, res) => {
+          if (server.listenerCount('request') === 0) {
+            res.statusCode = 404;
+            res.end();
+            return;
+          }
+          server.emit('request', req, res);
+        },
+        onError: (e) => server.emit('error', e),
+      });
+    },
+    async close() {
+      const s = sibling;
+      sibling = undefined;
+      await s?.close();
+    },
+  };
+}
