@@ -121,10 +121,11 @@ export function hasCreateSecureServer(build: H3NodeBuild): boolean {
   return fs.existsSync(index) && fs.readFileSync(index, 'utf8').includes('createSecureServer');
 }
 
-/** A launcher taking `<port> <cert> <key> [<file>]` (the compat servers, W8's). */
-async function startWithFile(name: string, what: string, script: string, file?: string): Promise<Server & { port: number }> {
+/** A launcher taking `<port> <cert> <key> [<file>]` (the compat servers, W8's), run in `root` (whose dist/ it loads). */
+async function startWithFile(name: string, what: string, script: string, file?: string, root = ROOT): Promise<Server & { port: number }> {
   const p = port();
   const child = startPinned(SERVER_CORE, process.execPath, [script, String(p), CERT, KEY, ...(file ? [file] : [])], {
+    cwd: root,
     stderrFile: stderrLog(what),
     label: what,
   });
@@ -133,13 +134,13 @@ async function startWithFile(name: string, what: string, script: string, file?: 
 }
 
 /** bench/servers/h3-node-compat.mjs: W1/W3's routes and W8's through createSecureServer (compat-app.mjs). */
-export function startH3NodeCompat(file?: string) {
-  return startWithFile('h3-node (createSecureServer)', 'h3-node-compat', 'bench/servers/h3-node-compat.mjs', file);
+export function startH3NodeCompat(build: H3NodeBuild, file?: string) {
+  return startWithFile('h3-node (createSecureServer)', 'h3-node-compat', 'bench/servers/h3-node-compat.mjs', file, build.root);
 }
 
 /** bench/servers/h3-node-stream.mjs: W8 on the RequestStream interface under createSecureServer. */
-export function startH3NodeStream(file: string) {
-  return startWithFile('h3-node (RequestStream)', 'h3-node-stream', 'bench/servers/h3-node-stream.mjs', file);
+export function startH3NodeStream(build: H3NodeBuild, file: string) {
+  return startWithFile('h3-node (RequestStream)', 'h3-node-stream', 'bench/servers/h3-node-stream.mjs', file, build.root);
 }
 
 /** node:http2's createSecureServer with its compatibility API, the same listener (compat-app.mjs). */

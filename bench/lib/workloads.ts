@@ -125,7 +125,7 @@ export class Workloads {
       await stopServer(s);
     }
     if (this.hasCompat) {
-      const s = await startH3NodeCompat();
+      const s = await startH3NodeCompat(this.h3);
       this.keep('W1', COMPAT, round, await measureW1(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
     }
@@ -149,7 +149,7 @@ export class Workloads {
       await stopServer(s);
     }
     if (this.hasCompat) {
-      const s = await startH3NodeCompat();
+      const s = await startH3NodeCompat(this.h3);
       this.keep('W3', COMPAT, round, await measureW3(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
     }
@@ -240,9 +240,9 @@ export class Workloads {
     const P = this.P;
     const file = w8File(P.w8Bytes);
     const servers: Array<[string, 'h3' | 'h2', () => Promise<Server & { port: number }>]> = [];
-    if (this.hasCompat) servers.push([COMPAT, 'h3', () => startH3NodeCompat(file)]);
+    if (this.hasCompat) servers.push([COMPAT, 'h3', () => startH3NodeCompat(this.h3, file)]);
     servers.push(
-      [W8_STREAM, 'h3', () => startH3NodeStream(file)],
+      [W8_STREAM, 'h3', () => startH3NodeStream(this.h3, file)],
       [W8_CADDY, 'h3', () => startCaddyW8(file)],
       [W8_H2, 'h2', () => startNodeHttp2Compat(file)],
     );
