@@ -145,10 +145,19 @@ export async function transfer(
   bytes: number,
   timeoutS: number,
 ): Promise<Transfer> {
-  const before = server.pids.map((p) => statusKiB([p], 'VmRSS'));
-  const hwm0 = server.pids.map((p) => statusKiB([p], 'VmHWM'));
+  // A server that dies mid-transfer must fail this row, not the run: /proc reads then give NaN.
+  const read = <T>(f: () => T, fallback: T) => {
+    try {
+      return f();
+    } catch {
+      return fallback;
+    }
+  };
+  const kib = (pid: number, key: 'VmRSS' | 'VmHWM') => read(() => statusKiB([pid], key), NaN);
+  const before = server.pids.map((p) => kib(p, 'VmRSS'));
+  const hwm0 = server.pids.map((p) => kib(p, 'VmHWM'));
   const peak = [...before];
-  const sample = () => server.pids.forEach((p, i) => (peak[i] = Math.max(peak[i], statusKiB([p], 'VmRSS'))));
+  const sample = () => server.pids.forEach((p, i) => (peak[i] = Math.max(peak[i], kib(p, 'VmRSS'))));
   const timer = setInterval(sample, 20);
   const n0 = cpuNanos(server.pids);
   const args = ['-url', url, '-mode', direction, '-proto', proto, '-bytes', String(bytes), '-timeout', `${timeoutS}s`];
@@ -159,11 +168,11 @@ export async function transfer(
   } catch (e) {
     error = (e as Error).message.split('\n')[0];
   }
-  const n1 = cpuNanos(server.pids);
+  const n1 = read(() => cpuNanos(server.pids), NaN);
   clearInterval(timer);
   sample();
   server.pids.forEach((p, i) => {
-    const hwm = statusKiB([p], 'VmHWM');
+    const hwm = kib(p, 'VmHWM');
     if (hwm > hwm0[i]) peak[i] = Math.max(peak[i], hwm);
   });
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
