@@ -10,6 +10,7 @@ STOP_SENDING frames, and how the connection ended.
 import argparse
 import asyncio
 import base64
+import hashlib
 import json
 import ssl
 import sys
@@ -36,6 +37,15 @@ class Exchange:
         self.stop_sending_code = None
         self.error = None
         self.sent_bytes = None
+        self.trailers = None
+        # discard_body: count and hash the body instead of keeping it.
+        self.discard = False
+        self.body_len = 0
+        self.sha = hashlib.sha256()
+        # stop_after_bytes: STOP_SENDING (and RESET_STREAM) once this much arrived.
+        self.stop_after = None
+        self.stop_code = H3_REQUEST_CANCELLED
+        self.stopped = False
         self.started = time.monotonic()
         self.finished_at = None
         self.done = asyncio.get_running_loop().create_future()
@@ -59,6 +69,10 @@ class Exchange:
             "error": self.error,
             "elapsed_ms": round((end - self.started) * 1000, 3),
             "sent_bytes": self.sent_bytes,
+            "trailers": self.trailers,
+            "body_length": self.body_len,
+            "body_sha256": self.sha.hexdigest(),
+            "stopped": self.stopped,
         }
 
 
@@ -120,13 +134,30 @@ class Client(QuicConnectionProtocol):
             if ex is None:
                 continue
             if isinstance(ev, HeadersReceived):
+                lines = [[n.decode("latin-1"), v.decode("latin-1")] for n, v in ev.headers]
                 if ex.status is None:
-                    ex.headers = [[n.decode("latin-1"), v.decode("latin-1")] for n, v in ev.headers]
+                    ex.headers = lines
                     for n, v in ev.headers:
                         if n == b":status":
                             ex.status = int(v)
+                else:
+                    ex.trailers = lines
             elif isinstance(ev, DataReceived):
-                ex.body.extend(ev.data)
+                ex.body_len += len(ev.data)
+                if ex.discard:
+                    ex.sha.update(ev.data)
+                else:
+                    ex.body.extend(ev.data)
+                    ex.sha.update(ev.data)
+                if ex.stop_after is not None and ex.body_len >= ex.stop_after and not ex.stopped:
+                    ex.stopped = True
+                    self._quic.stop_stream(ev.stream_id, ex.stop_code)
+                    try:
+                        self._quic.reset_stream(ev.stream_id, ex.stop_code)
+                    except Exception:
+                        pass  # the request side already ended
+                    self.transmit()
+                    ex.finish()
             if getattr(ev, "stream_ended", False):
                 ex.ended = True
                 ex.finish()
@@ -162,6 +193,10 @@ class Client(QuicConnectionProtocol):
     async def run_request(self, spec, authority):
         stream_id = self._quic.get_next_available_stream_id()
         ex = Exchange()
+        ex.discard = bool(spec.get("discard_body"))
+        if spec.get("stop_after_bytes") is not None:
+            ex.stop_after = int(spec["stop_after_bytes"])
+            ex.stop_code = int(spec.get("stop_code", H3_REQUEST_CANCELLED))
         self.exchanges[stream_id] = ex
         if spec.get("raw_headers") is not None:
             headers = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in spec["raw_headers"]]

@@ -19,6 +19,11 @@ export interface PlannedRequest {
   reset_code?: number;
   /** Send `total` zero bytes in `chunk_size` pieces, lazily, stopping when the server answers. */
   body_generate?: { total: number; chunk_size?: number };
+  /** Count and hash the response body instead of keeping it (large downloads). */
+  discard_body?: boolean;
+  /** Once this many response body bytes arrived: STOP_SENDING and RESET_STREAM with `stop_code` (default 0x10c). */
+  stop_after_bytes?: number;
+  stop_code?: number;
 }
 
 export interface Plan {
@@ -42,6 +47,12 @@ export interface H3Response {
   elapsed_ms: number;
   /** With body_generate: how many body bytes the client handed to QUIC. */
   sent_bytes: number | null;
+  /** The trailer section, when the response had one. */
+  trailers: [string, string][] | null;
+  body_length: number;
+  body_sha256: string;
+  /** stop_after_bytes was reached and the client stopped the stream. */
+  stopped: boolean;
 }
 
 export interface ClientResult {

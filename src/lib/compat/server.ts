@@ -6,6 +6,7 @@
 // 'request' listeners.
 import { EventEmitter } from 'node:events';
 import { StreamServer } from '../stream-server';
+import type { NativeCounters } from '../../native/binding';
 import type { AddressInfo, CoreOptions, StreamServerEvents } from '../stream-server';
 import type { ConnectionHandle, RequestStream } from '../request-stream';
 import { Logger, stderrLogger } from '../log';
@@ -218,6 +219,11 @@ export class Http3SecureServer extends EventEmitter {
   }
 
   /** The bound address: { address, family, port }; null when not listening. */
+  /** The native core's counters (bytes and datagrams, body bytes read, connections, live streams); undefined before listen(). */
+  counters(): NativeCounters | undefined {
+    return (this.#core as { counters?: () => NativeCounters | undefined } | undefined)?.counters?.();
+  }
+
   address(): AddressInfo | null {
     return this.#core && !this.#closing ? this.#address : null;
   }

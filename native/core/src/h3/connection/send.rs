@@ -89,6 +89,12 @@ impl H3Connection {
                 self.streams.remove(&id);
             }
             _ => {
+                // Reset before it was a request (quiche drops the unread
+                // bytes with the reset): answer the client's stream with a
+                // reset of our own, or it waits for a response forever.
+                if is_client_bidi(id) {
+                    let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_REQUEST_INCOMPLETE);
+                }
                 self.streams.remove(&id);
             }
         }

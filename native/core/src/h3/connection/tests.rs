@@ -338,3 +338,17 @@ fn a_reset_action_resets_the_stream_with_the_code() {
     assert_eq!(crate::counters::Counters::get(&pair.counters.request_streams_open), 0);
 }
 
+
+#[test]
+fn a_request_reset_before_it_was_read_is_answered_with_a_reset() {
+    let mut pair = Pair::with(&options(true, false));
+    pair.client_preamble();
+    // Headers, a body chunk and the reset reach the server together: quiche
+    // reports only the reset, and drops the bytes.
+    send_headers_owned(&mut pair, 0, &post(100), false);
+    pair.send_data(0, &[1; 10], false);
+    pair.client.stream_shutdown(0, quiche::Shutdown::Write, 0x10c).unwrap();
+    pair.exchange();
+    assert!(requests(&pair).is_empty());
+    assert_eq!(pair.received.get(&0).and_then(|r| r.reset), Some(crate::h3::codes::H3_REQUEST_INCOMPLETE), "the client is not left waiting");
+}
