@@ -30,6 +30,8 @@ const COLORS: Record<string, string> = {
   caddy: '#ff7f0e',
   'caddy -> node http': '#ff7f0e',
   'node-http2 (h2load)': '#2ca02c',
+  'h3-node (createSecureServer)': '#9467bd',
+  'node-http2 compat (h2load)': '#98df8a',
 };
 
 function checkLabel(c: Check): string {

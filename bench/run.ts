@@ -1,4 +1,4 @@
-// The benchmark harness (issue 5): runs W1..W7 against this project and its
+// The benchmark harness (issue 5): runs W1..W8 against this project and its
 // peers one after another in the same run, server and client pinned to
 // separate cores, prints a table, writes bench/results/<date>[-quick].json
 // and an SVG chart next to it. See bench/README.md.
@@ -33,9 +33,10 @@ async function main() {
     log(`native handler: ${path.relative(ROOT, h3.native.addon)} (addon built with --features ${BENCH_FEATURE})`);
   }
   if (h3.native.kind === 'unavailable') log(`native-handler rows left out: ${h3.native.why}`);
+  const run = new Workloads(P, h3);
+  if (!run.hasCompat) log(`createSecureServer rows left out: dist/index.js does not export it (not merged or not built); W8 runs its peers and the RequestStream row`);
   const baseline = options.baseline ? await prepareBaseline(options.baseline) : undefined;
 
-  const run = new Workloads(P, h3);
   for (let round = 1; round <= P.rounds; round++) {
     log(`round ${round}/${P.rounds}: W1 (GET /login, 1 conn x 20 streams, ${P.w1Requests} requests), W2 (${P.w2Fresh} fresh connections)`);
     await run.w1w2(round);
@@ -57,9 +58,11 @@ async function main() {
   }
   log(`W7: one WebTransport session receiving ${P.w7Datagrams} datagrams; GET /stats meanwhile`);
   const w7 = await run.w7();
+  log(`W8: one connection, ${P.w8Bytes / 1024 / 1024} MiB uploaded to a streaming handler and downloaded from a file, ${P.w8Rounds} round(s)`);
+  await run.w8();
   const comparison = baseline ? await compareWithBaseline(P, h3, baseline) : undefined;
 
-  report({ quick: options.quick, P, rows: run.rows, w4, w5, w5Native, ceiling, w7, comparison, started });
+  report({ quick: options.quick, P, rows: run.rows, w4, w5, w5Native, ceiling, w7, w8: run.w8Rows, comparison, started });
 }
 
 main()

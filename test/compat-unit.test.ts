@@ -228,6 +228,27 @@ describe('compat: response', () => {
     assert.deepEqual(p.find(([n]) => n === 'content-length'), ['content-length', '7']);
   });
 
+  it("a header section over the client's SETTINGS_MAX_FIELD_SECTION_SIZE is an error naming the sizes, never sent", async () => {
+    const stream = new FakeStream(requestLines(), true, fakeConnection(1, true, 200));
+    const { res } = new Exchange(stream, context());
+    const errors: NodeJS.ErrnoException[] = [];
+    res.on('error', (e) => errors.push(e));
+    res.setHeader('x-big', 'v'.repeat(300));
+    res.end('never sent');
+    await tick();
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0].code, 'ERR_HTTP3_HEADERS_TOO_LARGE');
+    assert.match(errors[0].message, /header section is \d+ bytes, over the client's SETTINGS_MAX_FIELD_SECTION_SIZE of 200/);
+    assert.deepEqual(stream.commands(), ['reset'], 'nothing sent, the stream reset');
+    assert.equal(stream.last('reset')[1], 0x102);
+    // Within the limit, the same response goes out.
+    const small = new FakeStream(requestLines(), true, fakeConnection(1, true, 200));
+    const ok = new Exchange(small, context()).res;
+    ok.sendDate = false;
+    ok.end('fits');
+    assert.deepEqual(small.commands(), ['respond']);
+  });
+
   it('writeHead(status, headers) then end() in the same tick is still the fast path; object, flat list and pairs', () => {
     const { res, stream } = open();
     res.setHeader('x-a', 'old');
@@ -563,7 +584,7 @@ const KEY_PEM = fs.readFileSync(path.join(__dirname, '..', 'certs', 'demo-key.pe
 function fakeServer(listener?: (req: Http3ServerRequest, res: Http3ServerResponse) => unknown, failWith?: string) {
   const logger = new MemoryLogger();
   const server = createSecureServer(
-    withDevHooks({ cert: CERT_PEM, key: KEY_PEM, logger, allowHTTP1: true }, {
+    withDevHooks({ cert: CERT_PEM, key: KEY_PEM, logger, allowHTTP1: true, tcp: false }, {
       streamServer: (o, e) => {
         const core = new FakeCore(o, e);
         core.failWith = failWith;
@@ -593,11 +614,11 @@ describe('compat: createSecureServer', () => {
     const core = FakeCore.last!;
     assert.deepEqual(core.listened, { port: 0, host: '::1' });
     assert.deepEqual(server.address(), { address: '::1', family: 'IPv6', port: 44444 });
-    const keyFile = core.options.key!;
+    const keyFile = core.options.keyPath;
     assert.notEqual(path.dirname(keyFile), path.join(__dirname, '..', 'certs'));
     assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600);
     assert.equal(fs.statSync(path.dirname(keyFile)).mode & 0o777, 0o700);
-    assert.equal(fs.readFileSync(core.options.cert!, 'utf8'), CERT_PEM);
+    assert.equal(fs.readFileSync(core.options.certPath, 'utf8'), CERT_PEM);
     let closedCb = false;
     server.close(() => (closedCb = true));
     await once(server, 'close');

@@ -77,11 +77,13 @@ export async function h3Load(server: Server, url: string, args: string[], option
 }
 
 export async function h2Load(server: Server, url: string, n: number, bodyFile?: string): Promise<Measured> {
+  const n0 = cpuNanos(server.pids);
   const t0 = cpuTicks(server.pids);
   const args = ['-n', String(n), '-c', '1', '-m', '20', ...(bodyFile ? ['-d', bodyFile] : []), url];
   const cores = await withCores(() => runClient('h2load', args));
   const out = cores.value;
   const t1 = cpuTicks(server.pids);
+  const n1 = cpuNanos(server.pids);
   const finished = out.match(/finished in ([\d.]+)(m?s), ([\d.]+) req\/s/);
   const reqs = out.match(/requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/);
   const rtime = out.match(/time for request:\s+[\d.]+u?m?s\s+[\d.]+u?m?s\s+([\d.]+)(u?m?s)/);
@@ -103,7 +105,93 @@ export async function h2Load(server: Server, url: string, n: number, bodyFile?: 
     client_core_all: cores.clientCore,
     client: 'h2load (HTTP/2, mean latency)',
     cpu_us_per_req: ok ? (((t1 - t0) / CLK_TCK) * 1e6) / ok : 0,
+    ...(ok ? { cpu_us_per_req_exact: (n1 - n0) / 1e3 / ok } : {}),
     peak_rss_kib: statusKiB(server.pids, 'VmHWM'),
+  };
+}
+
+export interface Transfer {
+  server: string;
+  direction: 'upload' | 'download';
+  proto: 'h3' | 'h2';
+  bytes: number;
+  seconds: number;
+  mb_per_s: number;
+  client_cpu_s: number;
+  /** Server CPU time (scheduler nanoseconds, all threads of all its processes) per GiB moved. */
+  cpu_s_per_gib: number;
+  rss_before_kib: number;
+  rss_peak_kib: number;
+  /** Peak minus before: what the transfer held in memory at its worst. */
+  rss_growth_kib: number;
+  server_core_all: number;
+  client_core_all: number;
+  /** Set when the transfer failed (the figures above are then NaN). */
+  error?: string;
+}
+
+/**
+ * W8: one transfer of `bytes` on one connection (loadclient -mode), charging
+ * the server's CPU over the client's run and sampling its RSS meanwhile.
+ * The peak is the largest sample, or VmHWM when VmHWM rose during the
+ * transfer (it catches a spike between two samples); with several processes
+ * (Caddy + Node) their peaks are summed.
+ */
+export async function transfer(
+  server: Server,
+  url: string,
+  direction: Transfer['direction'],
+  proto: Transfer['proto'],
+  bytes: number,
+  timeoutS: number,
+): Promise<Transfer> {
+  // A server that dies mid-transfer must fail this row, not the run: /proc reads then give NaN.
+  const read = <T>(f: () => T, fallback: T) => {
+    try {
+      return f();
+    } catch {
+      return fallback;
+    }
+  };
+  const kib = (pid: number, key: 'VmRSS' | 'VmHWM') => read(() => statusKiB([pid], key), NaN);
+  const before = server.pids.map((p) => kib(p, 'VmRSS'));
+  const hwm0 = server.pids.map((p) => kib(p, 'VmHWM'));
+  const peak = [...before];
+  const sample = () => server.pids.forEach((p, i) => (peak[i] = Math.max(peak[i], kib(p, 'VmRSS'))));
+  const timer = setInterval(sample, 20);
+  const n0 = cpuNanos(server.pids);
+  const args = ['-url', url, '-mode', direction, '-proto', proto, '-bytes', String(bytes), '-timeout', `${timeoutS}s`];
+  let out: { value: string; serverCore: number; clientCore: number } | undefined;
+  let error: string | undefined;
+  try {
+    out = await withCores(() => runClient(LOADCLIENT, args));
+  } catch (e) {
+    error = (e as Error).message.split('\n')[0];
+  }
+  const n1 = read(() => cpuNanos(server.pids), NaN);
+  clearInterval(timer);
+  sample();
+  server.pids.forEach((p, i) => {
+    const hwm = kib(p, 'VmHWM');
+    if (hwm > hwm0[i]) peak[i] = Math.max(peak[i], hwm);
+  });
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const r = out ? (JSON.parse(out.value) as { seconds: number; mb_per_s: number; client_cpu_s: number }) : undefined;
+  return {
+    server: server.name,
+    direction,
+    proto,
+    bytes,
+    seconds: r?.seconds ?? NaN,
+    mb_per_s: r?.mb_per_s ?? NaN,
+    client_cpu_s: r?.client_cpu_s ?? NaN,
+    cpu_s_per_gib: r ? (n1 - n0) / 1e9 / (bytes / 1024 ** 3) : NaN,
+    rss_before_kib: sum(before),
+    rss_peak_kib: sum(peak),
+    rss_growth_kib: sum(peak) - sum(before),
+    server_core_all: out?.serverCore ?? NaN,
+    client_core_all: out?.clientCore ?? NaN,
+    ...(error ? { error } : {}),
   };
 }
 

@@ -53,5 +53,11 @@ export function parameters(quick: boolean) {
     w7Datagrams: quick ? 20_000 : 100_000,
     /** Streams on the one connection of the load-client ceiling probe. */
     ceilingStreams: 100,
+    /** W8: bytes of each upload and download (1 GiB; quick: 64 MiB), rounds, the client's limit per transfer. */
+    w8Bytes: (quick ? 64 : 1024) * 1024 * 1024,
+    /** W8: an unmeasured upload first, as W1/W3 warm up (JIT, and the heap's first growth before a full GC). */
+    w8Warmup: (quick ? 16 : 64) * 1024 * 1024,
+    w8Rounds: quick ? 1 : 3,
+    w8TimeoutS: quick ? 60 : 300,
   };
 }

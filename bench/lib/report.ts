@@ -9,7 +9,7 @@ import type { Comparison } from './baseline';
 import type { Measured } from './clients';
 import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
-import { NATIVE, Row, TS, W4Result, W5Result, W7Result } from './workloads';
+import { COMPAT, H2_COMPAT, NATIVE, Row, TS, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
 
 export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -63,6 +63,7 @@ export interface RunResults {
   w5Native?: W5Result;
   ceiling?: Measured;
   w7: W7Result;
+  w8: W8Row[];
   /** With --baseline. */
   comparison?: Comparison;
   started: number;
@@ -74,6 +75,11 @@ class Medians {
 
   of(workload: string, variant: string, key: keyof Measured): number {
     return median(this.select(workload, variant).map((r) => Number(r[key])));
+  }
+
+  /** Server CPU per request, to the nanosecond where the run measured it so (procfs.cpuNanos), else from clock ticks. */
+  cpu(workload: string, variant: string): number {
+    return median(this.select(workload, variant).map((r) => r.cpu_us_per_req_exact ?? r.cpu_us_per_req));
   }
 
   /** Share of its core the server used: CPU per request x req/s. */
@@ -94,8 +100,19 @@ class Medians {
   }
 }
 
+/** W8's transfers of one server and direction that completed. */
+const w8Of = (r: RunResults, variant: string, direction: string) => r.w8.filter((t) => t.variant === variant && t.direction === direction && !t.error);
+const w8Median = (r: RunResults, variant: string, direction: string, key: 'mb_per_s' | 'cpu_s_per_gib' | 'seconds') =>
+  median(w8Of(r, variant, direction).map((t) => t[key]));
+/** The worst RSS growth over the rounds (a memory bound holds for every transfer, not the median one). */
+const w8RssMax = (r: RunResults, variant: string, direction: string) => {
+  const xs = w8Of(r, variant, direction).map((t) => t.rss_growth_kib / 1024);
+  return xs.length ? Math.max(...xs) : NaN;
+};
+
 function targetChecks(r: RunResults, med: Medians): Check[] {
   const w1Rps = med.of('W1', TS, 'rps');
+  const w8Ratio = (direction: string, peer: string) => w8Median(r, COMPAT, direction, 'mb_per_s') / w8Median(r, peer, direction, 'mb_per_s');
   return [
     check('W1', 'req/s vs Caddy', w1Rps / med.of('W1', 'caddy', 'rps'), 'min', 2.0),
     // Server-bound view: requests one fully busy core could serve (1 / CPU
@@ -117,7 +134,45 @@ function targetChecks(r: RunResults, med: Medians): Check[] {
     extraView(check('W6', 'W3 capacity/core TS vs native', med.of('W3', NATIVE, 'cpu_us_per_req') / med.of('W3', TS, 'cpu_us_per_req'), 'min', 0.7)),
     check('W7', 'usage.datagrams = quiche', r.w7.usage_datagrams === r.w7.quiche_dgram_recv && r.w7.usage_datagrams > 0 ? 1 : 0, 'min', 1, 'yes'),
     check('W7', '/stats p99 meanwhile', r.w7.stats.p99_ms, 'max', 10, 'ms'),
+    // createSecureServer: what the node:http2-shaped API costs over createServer, and against node:http2's own.
+    check('W1', 'CPU/req createSecureServer vs createServer', med.cpu('W1', COMPAT) / med.cpu('W1', TS), 'max', 1.0),
+    check('W3', 'CPU/req createSecureServer vs createServer', med.cpu('W3', COMPAT) / med.cpu('W3', TS), 'max', 1.0),
+    check('W1', 'CPU/req createSecureServer vs node:http2 compat', med.cpu('W1', COMPAT) / med.cpu('W1', H2_COMPAT), 'max', 0.7),
+    check('W8', 'upload MB/s vs Caddy proxy', w8Ratio('upload', W8_CADDY), 'min', 2.0),
+    check('W8', 'download MB/s vs Caddy file_server', w8Ratio('download', W8_CADDY), 'min', 2.0),
+    check('W8', 'upload MB/s vs node:http2', w8Ratio('upload', W8_H2), 'min', 0.5),
+    check('W8', 'download MB/s vs node:http2', w8Ratio('download', W8_H2), 'min', 0.5),
+    check('W8', 'RSS growth in a transfer (max)', Math.max(w8RssMax(r, COMPAT, 'upload'), w8RssMax(r, COMPAT, 'download')), 'max', 32, 'MiB'),
   ];
+}
+
+/** W8's table: per server and direction, medians over the rounds (RSS growth: the largest). */
+function w8Table(r: RunResults): string[] {
+  const lines = [
+    `W8: one connection, ${r.P.w8Bytes / 1024 / 1024} MiB up (POST /upload) and down (GET /file), median of ${r.P.w8Rounds} round(s)`,
+    `| server | direction | protocol | MB/s | seconds | server CPU s/GiB | RSS before MiB | RSS growth MiB (max) | client process busy | core ${SERVER_CORE} busy (all) | core ${CLIENT_CORE} busy (all) | failed |`,
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const seen = new Set<string>();
+  for (const t of r.w8) {
+    const key = `${t.variant}|${t.direction}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const ok = w8Of(r, t.variant, t.direction);
+    const failed = r.w8.filter((x) => x.variant === t.variant && x.direction === t.direction && x.error).length;
+    const m = (f: (x: W8Row) => number) => median(ok.map(f));
+    lines.push(
+      `| ${t.variant} | ${t.direction} | ${t.proto === 'h3' ? 'HTTP/3' : 'HTTP/2 + TLS'} | ${m((x) => x.mb_per_s).toFixed(0)} | ${m((x) => x.seconds).toFixed(2)} | ` +
+        `${m((x) => x.cpu_s_per_gib).toFixed(2)} | ${(m((x) => x.rss_before_kib) / 1024).toFixed(1)} | ${w8RssMax(r, t.variant, t.direction).toFixed(1)} | ` +
+        `${pct(m((x) => x.client_cpu_s / x.seconds))} | ${pct(m((x) => x.server_core_all))} | ${pct(m((x) => x.client_core_all))} | ${failed} |`,
+    );
+  }
+  // The layer under createSecureServer, against the same peers: how much of a W8 ratio the compat layer costs.
+  const floor = (direction: string) =>
+    [W8_CADDY, W8_H2].map((peer) => `${(w8Median(r, W8_STREAM, direction, 'mb_per_s') / w8Median(r, peer, direction, 'mb_per_s')).toFixed(2)}x ${peer}`).join(', ');
+  lines.push('', `- W8 RequestStream (no compat layer, not a target): upload ${floor('upload')}; download ${floor('download')}`);
+  for (const t of r.w8.filter((x) => x.error)) lines.push(`- W8 ${t.variant} ${t.direction} round ${t.round} failed: ${t.error}`);
+  return lines;
 }
 
 /** Who sets the pace of W1 and W5 (bench/README.md, "Where the load client sets the pace"): not targets, the evidence next to the two req/s checks. */
@@ -167,6 +222,10 @@ export function report(r: RunResults): void {
         `${(med.of(w, v, 'peak_rss_kib') / 1024).toFixed(1)} | ${errs} |`,
     );
   }
+  if (r.w8.length) {
+    table('');
+    for (const line of w8Table(r)) table(line);
+  }
   table('');
   table('| id | check | measured | target | verdict |');
   table('|---|---|---:|---:|---|');
@@ -191,6 +250,7 @@ export function report(r: RunResults): void {
     w5_native: r.w5Native,
     client_ceiling: r.ceiling,
     w7: r.w7,
+    w8: r.w8,
     checks,
     ...(r.comparison ? { baseline: r.comparison } : {}),
     seconds,

@@ -1,7 +1,9 @@
 // The servers a bench run measures, each started pinned to the server core
 // and stopped after its workloads: h3-node (this checkout or a baseline, the
-// TypeScript or the native-handler path), Caddy (alone, or in front of Node
-// http), Node http2.
+// TypeScript or the native-handler path, or createSecureServer), Caddy
+// (alone, or in front of Node http), Node http2 (its own API or its
+// compatibility API).
+import fs from 'node:fs';
 import path from 'node:path';
 import { ManagedProcess, runProcess, startProcess, StartOptions } from '../../test/helpers/process';
 import type { H3NodeBuild } from './builds';
@@ -111,6 +113,68 @@ export async function startNodeHttp2(profile: 'a' | 'c'): Promise<Server & { por
   const child = startPinned(SERVER_CORE, process.execPath, ['bench/peers/node-http2.mjs', profile, String(p), CERT, KEY], { stderrFile: stderrLog(what) });
   await listening(child, what);
   return { name: 'node-http2', pids: [child.pid], processes: [child], port: p };
+}
+
+/** Whether this checkout's build exports createSecureServer (the node:http2-compatible API). */
+export function hasCreateSecureServer(build: H3NodeBuild): boolean {
+  const index = path.join(build.root, 'dist/index.js');
+  return fs.existsSync(index) && fs.readFileSync(index, 'utf8').includes('createSecureServer');
+}
+
+/** A launcher taking `<port> <cert> <key> [<file>]` (the compat servers, W8's), run in `root` (whose dist/ it loads). */
+async function startWithFile(name: string, what: string, script: string, file?: string, root = ROOT): Promise<Server & { port: number }> {
+  const p = port();
+  const child = startPinned(SERVER_CORE, process.execPath, [script, String(p), CERT, KEY, ...(file ? [file] : [])], {
+    cwd: root,
+    stderrFile: stderrLog(what),
+    label: what,
+  });
+  await listening(child, what);
+  return { name, pids: [child.pid], processes: [child], port: p };
+}
+
+/** bench/servers/h3-node-compat.mjs: W1/W3's routes and W8's through createSecureServer (compat-app.mjs). */
+export function startH3NodeCompat(build: H3NodeBuild, file?: string) {
+  return startWithFile('h3-node (createSecureServer)', 'h3-node-compat', 'bench/servers/h3-node-compat.mjs', file, build.root);
+}
+
+/** bench/servers/h3-node-stream.mjs: W8 on the RequestStream interface under createSecureServer. */
+export function startH3NodeStream(build: H3NodeBuild, file: string) {
+  return startWithFile('h3-node (RequestStream)', 'h3-node-stream', 'bench/servers/h3-node-stream.mjs', file, build.root);
+}
+
+/** node:http2's createSecureServer with its compatibility API, the same listener (compat-app.mjs). */
+export function startNodeHttp2Compat(file?: string) {
+  return startWithFile('node-http2 compat', 'node-http2-compat', 'bench/peers/node-http2-compat.mjs', file);
+}
+
+/** W8's Caddy: reverse proxy to Node http for POST /upload, file_server for GET /file (bench/peers/Caddyfile-w8). */
+export async function startCaddyW8(file: string): Promise<Server & { port: number }> {
+  const caddyPort = port();
+  const nodePort = port();
+  const node = startPinned(SERVER_CORE, process.execPath, ['bench/peers/node-http-upload.mjs', String(nodePort)], { stderrFile: stderrLog('node-http-upload') });
+  await listening(node, 'node-http-upload');
+  const caddy = startPinned(SERVER_CORE, 'caddy', ['run', '--adapter', 'caddyfile', '--config', 'bench/peers/Caddyfile-w8'], {
+    env: {
+      H3_BENCH_CADDY_W8_PORT: String(caddyPort),
+      H3_BENCH_NODE_UPLOAD_PORT: String(nodePort),
+      H3_BENCH_W8_DIR: path.dirname(file),
+      H3_BENCH_W8_FILE: path.basename(file),
+      H3_BENCH_CERT: CERT,
+      H3_BENCH_KEY: KEY,
+      XDG_DATA_HOME: path.join(WORK, 'caddy-data'),
+      XDG_CONFIG_HOME: path.join(WORK, 'caddy-config'),
+    },
+    stderrFile: stderrLog('caddy-w8'),
+  });
+  const processes = [node, caddy];
+  try {
+    await waitH3(caddyPort, '/');
+  } catch (e) {
+    for (const p of processes) await p.stop({ signal: 'SIGKILL' });
+    throw e;
+  }
+  return { name: 'caddy (proxy / file_server)', pids: processes.map((p) => p.pid), processes, port: caddyPort };
 }
 
 export async function stopServer(s: Server): Promise<void> {

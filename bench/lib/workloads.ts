@@ -1,19 +1,43 @@
-// The workloads W1..W7 (bench/README.md, "What runs"): each starts its
+// The workloads W1..W8 (bench/README.md, "What runs"): each starts its
 // servers fresh, warms them, measures, stops them, and keeps one row per
 // measured run.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { H3NodeBuild } from './builds';
-import { fetchStats, h2Load, h3Load, H3LoadOptions, Load, Measured, runClient, runToEnd, startClient } from './clients';
+import { fetchStats, h2Load, h3Load, H3LoadOptions, Load, Measured, runClient, runToEnd, startClient, Transfer, transfer } from './clients';
 import { LOADCLIENT, Params, PYTHON, WORK } from './config';
 import { statusKiB } from './procfs';
 import { log } from './log';
-import { counters, H3NodeServer, Server, sleep, startCaddy, startH3Node, startNodeHttp2, stopServer } from './servers';
+import {
+  counters,
+  H3NodeServer,
+  hasCreateSecureServer,
+  Server,
+  sleep,
+  startCaddy,
+  startCaddyW8,
+  startH3Node,
+  startH3NodeCompat,
+  startH3NodeStream,
+  startNodeHttp2,
+  startNodeHttp2Compat,
+  stopServer,
+} from './servers';
 
 export type Row = Measured & { workload: string; variant: string; round: number };
 
 export const TS = 'h3-node (TypeScript)';
 export const NATIVE = 'h3-node (native)';
+/** The node:http2-compatible API (createSecureServer + compat-app.mjs). */
+export const COMPAT = 'h3-node (createSecureServer)';
+/** node:http2's compatibility API running the same listener, loaded with h2load. */
+export const H2_COMPAT = 'node-http2 compat (h2load)';
+/** W8's other servers (the first is COMPAT). */
+export const W8_STREAM = 'h3-node (RequestStream)';
+export const W8_CADDY = 'caddy (proxy / file_server)';
+export const W8_H2 = 'node-http2 compat';
+
+export type W8Row = Transfer & { variant: string; round: number };
 
 const warm = (n: number, extra: string[] = []) => ['-conns', '1', '-streams', '20', '-requests', String(n), ...extra];
 const post4096 = ['-method', 'POST', '-body', '4096'];
@@ -55,6 +79,7 @@ export interface W7Result {
 
 export class Workloads {
   readonly rows: Row[] = [];
+  readonly w8Rows: W8Row[] = [];
 
   /** `h3` is the h3-node measured (this checkout); without a native path the native-handler rows are left out. */
   constructor(
@@ -64,6 +89,11 @@ export class Workloads {
 
   get hasNative(): boolean {
     return this.h3.native.kind !== 'unavailable';
+  }
+
+  /** Whether dist/ has createSecureServer (until it is merged and built, its rows are left out). */
+  get hasCompat(): boolean {
+    return hasCreateSecureServer(this.h3);
   }
 
   startH3Node(profile: 'a' | 'b' | 'c', native: boolean): Promise<H3NodeServer> {
@@ -89,14 +119,24 @@ export class Workloads {
     for (const [variant, start] of servers) {
       const s = await start();
       const p = s.port ?? s.portA!;
-      this.keep('W1', variant, round, await measureW1(P, s, p));
+      // Exact CPU for the TypeScript row: createSecureServer's is compared with it to within a few percent.
+      this.keep('W1', variant, round, await measureW1(P, s, p, { exactCpu: variant === TS }));
       this.keep('W2', variant, round, await h3Load(s, `https://127.0.0.1:${p}/login`, ['-fresh', '-requests', String(P.w2Fresh)]));
+      await stopServer(s);
+    }
+    if (this.hasCompat) {
+      const s = await startH3NodeCompat(this.h3);
+      this.keep('W1', COMPAT, round, await measureW1(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
     }
     const h2 = await startNodeHttp2('a');
     await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.warmup);
     this.keep('W1', 'node-http2 (h2load)', round, await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.w1Requests));
     await stopServer(h2);
+    const h2c = await startNodeHttp2Compat();
+    await h2Load(h2c, `https://127.0.0.1:${h2c.port}/login`, P.warmup);
+    this.keep('W1', H2_COMPAT, round, await h2Load(h2c, `https://127.0.0.1:${h2c.port}/login`, P.w1Requests));
+    await stopServer(h2c);
   }
 
   async w3(round: number) {
@@ -105,7 +145,12 @@ export class Workloads {
     fs.writeFileSync(body, Buffer.alloc(4096, 'x'));
     for (const native of this.hasNative ? [false, true] : [false]) {
       const s = await this.startH3Node('c', native);
-      this.keep('W3', native ? NATIVE : TS, round, await measureW3(P, s, s.port));
+      this.keep('W3', native ? NATIVE : TS, round, await measureW3(P, s, s.port, { exactCpu: !native }));
+      await stopServer(s);
+    }
+    if (this.hasCompat) {
+      const s = await startH3NodeCompat(this.h3);
+      this.keep('W3', COMPAT, round, await measureW3(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
     }
     const c = await startCaddy(true);
@@ -182,6 +227,53 @@ export class Workloads {
     return m;
   }
 
+  /**
+   * W8: per round, each server started fresh, warmed with an unmeasured
+   * upload of P.w8Warmup bytes, then one upload of P.w8Bytes (POST /upload,
+   * consumed as a stream) and one download (GET /file) on one connection
+   * each. HTTP/3 with the quic-go client, except node:http2
+   * (HTTP/2 over TLS, Go's net/http). A server that fails to start or a
+   * transfer that fails is logged and left out (its checks read "not
+   * measured"), so one stall does not lose the rest of the run.
+   */
+  async w8() {
+    const P = this.P;
+    const file = w8File(P.w8Bytes);
+    const servers: Array<[string, 'h3' | 'h2', () => Promise<Server & { port: number }>]> = [];
+    if (this.hasCompat) servers.push([COMPAT, 'h3', () => startH3NodeCompat(this.h3, file)]);
+    servers.push(
+      [W8_STREAM, 'h3', () => startH3NodeStream(this.h3, file)],
+      [W8_CADDY, 'h3', () => startCaddyW8(file)],
+      [W8_H2, 'h2', () => startNodeHttp2Compat(file)],
+    );
+    for (let round = 1; round <= P.w8Rounds; round++) {
+      for (const [variant, proto, start] of servers) {
+        let s: Server & { port: number };
+        try {
+          s = await start();
+        } catch (e) {
+          log(`  W8 ${variant}: did not start: ${(e as Error).message}`);
+          continue;
+        }
+        const warm = await transfer(s, `https://127.0.0.1:${s.port}/upload`, 'upload', proto, P.w8Warmup, P.w8TimeoutS);
+        if (warm.error) log(`  W8 ${variant}: warm-up upload failed: ${warm.error}`);
+        for (const [direction, urlPath] of [['upload', '/upload'], ['download', '/file']] as const) {
+          const t = await transfer(s, `https://127.0.0.1:${s.port}${urlPath}`, direction, proto, P.w8Bytes, P.w8TimeoutS);
+          this.w8Rows.push({ ...t, variant, round });
+          const mib = (kib: number) => (kib / 1024).toFixed(1);
+          log(
+            `  W8 ${variant.padEnd(28)} ${direction.padEnd(8)} ` +
+              (t.error
+                ? `FAILED: ${t.error}`
+                : `${t.mb_per_s.toFixed(0).padStart(5)} MB/s  ${t.seconds.toFixed(2)} s  server cpu ${t.cpu_s_per_gib.toFixed(2)} s/GiB  ` +
+                  `RSS ${mib(t.rss_before_kib)} -> peak ${mib(t.rss_peak_kib)} MiB (+${mib(t.rss_growth_kib)})  client cpu ${((100 * t.client_cpu_s) / t.seconds).toFixed(0)}%`),
+          );
+        }
+        await stopServer(s);
+      }
+    }
+  }
+
   async w7(): Promise<W7Result> {
     const s = await this.startH3Node('b', false);
     const url = `https://127.0.0.1:${s.port}/stats`;
@@ -220,4 +312,18 @@ export class Workloads {
     );
     return r;
   }
+}
+
+/**
+ * W8's file, created once per size under bench/.work and kept: sparse (a
+ * hole, no disk blocks), so creating it is instant and reading it is the
+ * kernel zero-filling page-cache pages, the same cost for every server.
+ */
+export function w8File(bytes: number): string {
+  const file = path.join(WORK, `w8-${bytes / 1024 / 1024}MiB.bin`);
+  if (!fs.existsSync(file) || fs.statSync(file).size !== bytes) {
+    fs.writeFileSync(file, '');
+    fs.truncateSync(file, bytes);
+  }
+  return file;
 }

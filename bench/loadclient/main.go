@@ -2,7 +2,8 @@
 // quiche). It runs N connections with M concurrent streams each, for a fixed
 // request count or a duration, or one fresh connection per request to time
 // the handshake, and prints one JSON object with req/s, latency
-// percentiles, errors and timeouts.
+// percentiles, errors and timeouts. With -mode upload|download it makes one
+// large transfer instead (W8, transfer.go).
 package main
 
 import (
@@ -74,7 +75,18 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Second, "per-request timeout")
 	idle := flag.Int("idle", 0, "idle connections to open (one request each) and hold during the run")
 	idleHold := flag.Duration("idle-hold", 2*time.Second, "pause after the idle connections are open, before the load (for RSS sampling)")
+	mode := flag.String("mode", "", "upload or download: one transfer of -bytes on one connection (W8, transfer.go)")
+	size := flag.Int64("bytes", 1<<30, "with -mode: bytes to upload, or expected to download")
+	proto := flag.String("proto", "h3", "with -mode: h3 (quic-go) or h2 (HTTP/2 over TLS on TCP)")
 	flag.Parse()
+
+	if *mode != "" {
+		if err := runTransfer(*mode, *proto, *url, *size, *timeout); err != nil {
+			fmt.Fprintf(os.Stderr, "loadclient: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	body := bytes.Repeat([]byte("x"), *bodySize)
 	finished := make(chan struct{})
@@ -181,9 +193,9 @@ func main() {
 		time.Sleep(*idleHold)
 	}
 
-	mode := "warm"
+	loadMode := "warm"
 	if *fresh {
-		mode = "fresh"
+		loadMode = "fresh"
 		for more() {
 			tr := newTransport()
 			one(tr)
@@ -243,7 +255,7 @@ func main() {
 	out := result{
 		Requests: n, Errors: errs.Load(), Timeouts: timeouts.Load(), Seconds: elapsed,
 		RPS: float64(n) / elapsed, P50ms: pct(0.5), P90ms: pct(0.9), P99ms: pct(0.99),
-		Statuses: statuses, Mode: mode, Conns: *conns, Streams: *streams, BodyBytes: *bodySize, Idle: idleOpen, ClientCPU: cpuEnd - cpuStart,
+		Statuses: statuses, Mode: loadMode, Conns: *conns, Streams: *streams, BodyBytes: *bodySize, Idle: idleOpen, ClientCPU: cpuEnd - cpuStart,
 	}
 	json.NewEncoder(os.Stdout).Encode(out)
 }

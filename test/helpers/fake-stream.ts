@@ -11,7 +11,7 @@ export type Call =
   | ['respond', number, string[], string]
   | ['reset', number];
 
-export function fakeConnection(id = 1, open = true): ConnectionHandle & { open: boolean } {
+export function fakeConnection(id = 1, open = true, peerMaxFieldSectionSize = Infinity): ConnectionHandle & { open: boolean } {
   return {
     id,
     remoteAddress: '203.0.113.7',
@@ -21,6 +21,7 @@ export function fakeConnection(id = 1, open = true): ConnectionHandle & { open: 
     localPort: 4433,
     cid: 'abcd',
     open,
+    peerMaxFieldSectionSize,
   };
 }
 
@@ -29,6 +30,7 @@ export class FakeStream implements RequestStream {
   consumed = 0;
   sendPending = 0;
   sendHighWater = 64 * 1024;
+  isClosed = false;
   readonly bufferedBody = Buffer.alloc(0);
   onData: ((chunk: Buffer) => void) | undefined;
   onTrailers: ((lines: string[]) => void) | undefined;

@@ -110,3 +110,21 @@ export function streamResetError(abort: StreamAbort): StreamResetError {
   const code = abort.reason === 'headers-too-large' ? 'ERR_HTTP3_HEADERS_TOO_LARGE' : 'ERR_HTTP3_STREAM_RESET';
   return Object.assign(new Error(message), { code, h3Code: abort.code, reason: abort.reason }) as StreamResetError;
 }
+
+/**
+ * A header or trailer section the client said it will not accept (its
+ * SETTINGS_MAX_FIELD_SECTION_SIZE, sized as RFC 9114 section 4.2.2 does).
+ */
+export function headersTooLarge(what: 'header' | 'trailer', size: number, limit: number): NodeStyleError<Error> {
+  return withCode(
+    new Error(`the response's ${what} section is ${size} bytes, over the client's SETTINGS_MAX_FIELD_SECTION_SIZE of ${limit}; stream reset`),
+    'ERR_HTTP3_HEADERS_TOO_LARGE',
+  );
+}
+
+/** A field section's size as RFC 9114 section 4.2.2 counts it: name + value + 32 per line. */
+export function fieldSectionSize(lines: readonly string[], withStatus: boolean): number {
+  let size = withStatus ? ':status'.length + 3 + 32 : 0;
+  for (let i = 0; i < lines.length; i += 2) size += lines[i].length + lines[i + 1].length + 32;
+  return size;
+}

@@ -21,7 +21,9 @@ import type { ExchangeLink } from './exchange';
 import type { Http3StreamSocket } from './socket';
 import { DROP, OutgoingValue, validateField, wireValue } from './header-rules';
 import {
+  fieldSectionSize,
   headersAlreadySent,
+  headersTooLarge,
   informationalStatusNotAllowed,
   invalidArgType,
   invalidArgValue,
@@ -321,8 +323,24 @@ export class Http3ServerResponse extends Stream {
 
   #flushFrozenHeaders(): void {
     if (this.#headersOnWire || this.#ending || this.#destroyed || !this.#bodyAllowed()) return;
+    const fields = this.#fieldLines(-1);
+    if (!this.#fits('header', fields)) return;
     this.#headersOnWire = true;
-    this.#stream.sendHeaders(this.#status, this.#fieldLines(-1), false);
+    this.#stream.sendHeaders(this.#status, fields, false);
+  }
+
+  /**
+   * Whether a section fits the client's SETTINGS_MAX_FIELD_SECTION_SIZE; if
+   * not, the response is destroyed with ERR_HTTP3_HEADERS_TOO_LARGE (the
+   * core would refuse to send it anyway), so the application hears why.
+   */
+  #fits(what: 'header' | 'trailer', lines: readonly string[]): boolean {
+    const limit = this.#stream.connection.peerMaxFieldSectionSize;
+    if (limit === Infinity) return true;
+    const size = fieldSectionSize(lines, what === 'header');
+    if (size <= limit) return true;
+    this.destroy(headersTooLarge(what, size, limit));
+    return false;
   }
 
   #applyHeaders(headers: OutgoingHeaderInput): void {
@@ -427,8 +445,10 @@ export class Http3ServerResponse extends Stream {
       return true;
     }
     if (!this.#headersOnWire) {
+      const fields = this.#fieldLines(-1);
+      if (!this.#fits('header', fields)) return false;
       this.#headersOnWire = true;
-      this.#stream.sendHeaders(this.#status, this.#fieldLines(-1), false);
+      this.#stream.sendHeaders(this.#status, fields, false);
     }
     if (data.length > 0) this.#stream.sendData(data, false);
     // "Above sendHighWater" is exactly when the core promises onDrain.
@@ -468,9 +488,11 @@ export class Http3ServerResponse extends Stream {
     const s = this.#stream;
     const status = this.#status;
     const bodyAllowed = this.#bodyAllowed();
+    if (this.#trailers && bodyAllowed && !this.#fits('trailer', this.#trailers)) return;
     if (!this.#headersOnWire) {
-      this.#headersOnWire = true;
       const fields = this.#fieldLines(bodyAllowed ? body.length : -1);
+      if (!this.#fits('header', fields)) return;
+      this.#headersOnWire = true;
       if (!bodyAllowed) {
         s.respond(status, fields, EMPTY);
       } else if (this.#trailers) {
