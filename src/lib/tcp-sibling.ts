@@ -112,8 +112,17 @@ export async function startTcpSibling(options: TcpSiblingOptions): Promise<TcpSi
   server.on('request', (req: TcpRequest, res: TcpResponse) => {
     // Set before the app runs, so the app's own writeHead(status, fields)
     // merges with it (both node:http and node:http2 merge), and an app that
-    // sets its own alt-svc, or removes it, has the last word.
+    // sets its own alt-svc has the last word. Set again as the header
+    // section is written if it is gone by then: an error handler that
+    // clears every header (Koa's) would otherwise send a response without
+    // it. Both node:http and node:http2 write their headers through
+    // writeHead (implicit headers too).
     res.setHeader('alt-svc', altSvc);
+    const writeHead = res.writeHead;
+    (res as { writeHead: unknown }).writeHead = function (this: TcpResponse, ...args: unknown[]) {
+      if (!this.headersSent && !this.hasHeader('alt-svc')) this.setHeader('alt-svc', altSvc);
+      return (writeHead as (...a: unknown[]) => unknown).apply(this, args);
+    };
     if (req.httpVersionMajor < 2) countHttp1(req.socket as tls.TLSSocket, res);
     listener(req, res);
   });

@@ -42,24 +42,9 @@ const CLIENTS: H3ClientName[] = (process.env.H3_FW_CLIENTS?.split(',') as H3Clie
  * when its fix lands; a strict run says which entries are stale.
  */
 const KNOWN_ISSUES: { variant: RegExp; test: RegExp; reason: string }[] = [
-  {
-    variant: /^koa$/,
-    test: /^TCP side, .* GET \/throw$/,
-    reason:
-      "no alt-svc on Koa's 500: the TCP side sets alt-svc with setHeader before the app runs, and Koa's default error handler removes every header set so far (res.getHeaderNames().forEach(removeHeader)); add it when the header section is written instead",
-  },
-  {
-    variant: /^express$/,
-    test: /^TCP side, h2 /,
-    reason:
-      "Express over HTTP/2 on the TCP side crashes the server process (uncaught TypeError in IncomingMessage._read): the TCP side hands Express node:http2's own Http2ServerRequest/Response, which Express's prototype swap breaks as on node:http2 itself (frameworks-tcp.test.ts); browsers make their first request over TCP, usually HTTP/2. The HTTP/3 objects survive the swap (compat/express-shadow.ts); the TCP side's need the same",
-  },
-  {
-    variant: /^fastify/,
-    test: /default host/,
-    reason:
-      "createSecureServer's listen() rejects a host name ('invalid host address: localhost'), where node:net's resolves it; Fastify listens on 'localhost' unless told a host, so fastify.listen({ port }) fails",
-  },
+  // None open. Fixed: alt-svc on Koa's 500 (set again at writeHead), Express
+  // over HTTP/2 on the TCP side (node:http2's members pinned like ours),
+  // listen() on a host name (resolved first, as node:net does).
 ];
 const STRICT = process.env.H3_FW_STRICT === '1';
 

@@ -14,6 +14,7 @@
 // prototype and call ours. Other listeners pay nothing. Private fields and
 // methods live on the instance, so they are unaffected by the swap.
 import http from 'node:http';
+import http2 from 'node:http2';
 import { Readable, Stream } from 'node:stream';
 import { Http3ServerRequest } from './request';
 import { Http3ServerResponse } from './response';
@@ -51,4 +52,16 @@ export function swapsHttp1Prototypes(listener: unknown): boolean {
 export function pinCompatMembers(req: Http3ServerRequest, res: Http3ServerResponse): void {
   Object.defineProperties(req, (requestMembers ??= membersUpTo(Http3ServerRequest.prototype, Readable.prototype)));
   Object.defineProperties(res, (responseMembers ??= membersUpTo(Http3ServerResponse.prototype, Stream.prototype)));
+}
+
+// node:http2's compatibility objects, which the TCP side hands the same
+// listener for HTTP/2 clients, break under Express's swap the same way
+// (expressjs/express#3388); pinned the same way.
+let http2RequestMembers: PropertyDescriptorMap | undefined;
+let http2ResponseMembers: PropertyDescriptorMap | undefined;
+
+/** Pins node:http2's compat members on its req/res (HTTP/2 on the TCP side) for an Express-like listener. */
+export function pinHttp2Members(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
+  Object.defineProperties(req, (http2RequestMembers ??= membersUpTo(http2.Http2ServerRequest.prototype, Readable.prototype)));
+  Object.defineProperties(res, (http2ResponseMembers ??= membersUpTo(http2.Http2ServerResponse.prototype, Stream.prototype)));
 }

@@ -4,7 +4,9 @@
 // changing the import. One StreamServer (the native core) underneath; each
 // request stream becomes an Exchange (request + response) handed to the
 // 'request' listeners.
+import dns from 'node:dns';
 import { EventEmitter } from 'node:events';
+import net from 'node:net';
 import { StreamServer } from '../stream-server';
 import type { NativeCounters } from '../../native/binding';
 import type { AddressInfo, CoreOptions, StreamServerEvents } from '../stream-server';
@@ -111,6 +113,8 @@ export class Http3SecureServer extends EventEmitter {
   #address: AddressInfo | null = null;
   #listening = false;
   #closing = false;
+  /** listen() with a host name is looking it up. */
+  #resolving = false;
   readonly #connections = new Map<number, Http3ConnectionSocket>();
   /** 'request' listeners as last read (rawListeners, so `once` works); undefined after any change. */
   #requestListeners: Function[] | undefined;
@@ -156,12 +160,32 @@ export class Http3SecureServer extends EventEmitter {
   listen(callback?: () => void): this;
   listen(...args: unknown[]): this {
     const { port, host, callback } = normalizeListenArgs(args);
-    if (this.#core) {
+    if (this.#core || this.#resolving) {
       throw Object.assign(new Error('Listen method has been called more than once without closing.'), {
         code: 'ERR_SERVER_ALREADY_LISTEN',
       });
     }
     if (callback) this.once('listening', callback);
+    if (host !== undefined && net.isIP(host) === 0) {
+      // A host name (Fastify listens on "localhost" by default): resolved
+      // first, as node:net does; the socket binds the address it names.
+      this.#resolving = true;
+      dns.lookup(host, (err, address) => {
+        this.#resolving = false;
+        if (err) {
+          if (callback) this.removeListener('listening', callback);
+          this.emit('error', Object.assign(new Error(`cannot listen on ${host}: ${err.message}`), { code: err.code, syscall: 'listen', address: host, port }));
+          return;
+        }
+        this.#bind(port, address, callback);
+      });
+      return this;
+    }
+    this.#bind(port, host, callback);
+    return this;
+  }
+
+  #bind(port: number, host: string | undefined, callback: (() => void) | undefined): void {
     const o = this.#options;
     let core: ReturnType<StreamServerFactory>;
     try {
@@ -186,7 +210,7 @@ export class Http3SecureServer extends EventEmitter {
       this.#tls.dispose();
       if (callback) this.removeListener('listening', callback);
       process.nextTick(() => this.emit('error', listenError(e, port, host)));
-      return this;
+      return;
     }
     this.#core = core;
     this.#closing = false;
@@ -205,7 +229,6 @@ export class Http3SecureServer extends EventEmitter {
     } else {
       process.nextTick(() => this.#markListening());
     }
-    return this;
   }
 
   #markListening(): void {
