@@ -4,7 +4,7 @@
 // live-connection and live-request-stream counts return to 0 and RSS to
 // within 10% of its level before the phase. The load runs in rounds, judged
 // by the full soak's rules at this scale: from round 2 on no growth of RSS
-// or of the native core's byte counts beyond 2% of round 2's, and the
+// or of the native core's byte counts beyond 2% (and, for RSS, 3 MiB) of round 2's, and the
 // server's CPU per request relative to the client's at most round 1's / 0.9.
 // Req/s per round is left to `npm run soak`: on the project's 2-core virtual
 // machine, idle by /proc/stat, 4 s rounds moved by 16% with the client's CPU
