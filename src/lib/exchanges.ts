@@ -150,8 +150,7 @@ export class Exchanges implements StreamServerEvents, WebTransportEvents {
   private onAbort(ex: Exchange, abort: StreamAbort): void {
     if (ex.res.sent) return;
     this.finish(ex);
-    // The response object stays; its end() now finds the stream closed and does nothing.
-    (ex as { res: H3Response }).res = new H3Response(() => {});
+    // The handler's res stays; its end() finds the stream closed (send) and does nothing.
     if (abort.reason === 'reset' || abort.reason === 'protocol') {
       this.server.emit('requestAborted', ex.req, abort.code);
     }

@@ -135,7 +135,7 @@ export class NativeRequestStream implements RequestStream {
 
   /** @internal The stream ended early; the core already forgot it. */
   deliverAbort(abort: StreamAbort): void {
-    if (this.closed && abort.reason !== 'headers-too-large') return;
+    if (this.closed) return;
     this.closed = true;
     this.onAbort?.(abort);
   }

@@ -312,11 +312,16 @@ impl<A: Application> Server<A> {
             if !matches!(action, Action::Consumed(_)) {
                 conn.answered = true;
             }
-            let result = catch_unwind(AssertUnwindSafe(|| conn.h3.act(&mut conn.quic, stream, action)));
-            if result.is_err() {
-                panicked.push(id);
+            match catch_unwind(AssertUnwindSafe(|| conn.h3.act(&mut conn.quic, stream, action))) {
+                // Credit for a stream that reads no more, or an action for a
+                // stream already gone: nothing for the connection to do.
+                Ok(false) => {}
+                Ok(true) => table.mark_dirty(id, dirty),
+                Err(_) => {
+                    panicked.push(id);
+                    table.mark_dirty(id, dirty);
+                }
             }
-            table.mark_dirty(id, dirty);
         });
         for id in panicked {
             self.on_panic(id, "respond");

@@ -116,7 +116,8 @@ impl H3Connection {
     /// Applies one action of the application to a request stream. Unknown
     /// streams, and actions that no longer fit the stream (the client reset
     /// it, the response already ended), are ignored. Returns true when the
-    /// stream may read again (body credit returned).
+    /// connection has something to do for it: bytes to send, or (for
+    /// `Consumed`) a stream that may read again.
     #[inline]
     pub fn act(&mut self, quic: &mut quiche::Connection, id: u64, action: Action<'_>) -> bool {
         let (started, responded, read_done) = match self.streams.get(&id) {
@@ -141,7 +142,8 @@ impl H3Connection {
                     self.request_mut(id).response_started = true;
                     self.streaming_responses |= !fin;
                 }
-                let Some(data) = self.encode_section(quic, id, status, fields) else { return false };
+                // Refused as too large: the stream was reset, which must go out.
+                let Some(data) = self.encode_section(quic, id, status, fields) else { return true };
                 let ends = trailers || (fin && !informational);
                 self.queue(quic, id, data, ends);
                 if ends {
@@ -172,8 +174,9 @@ impl H3Connection {
                 self.outgoing.remove(&id);
             }
         }
-        self.sync_gauges();
-        false
+        // The gauges are recounted by the connection's `process`, which
+        // every applied action is followed by in the same loop turn.
+        true
     }
 
     /// A request stream `act` has just found.
@@ -190,6 +193,8 @@ impl H3Connection {
     pub fn respond(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], body: &[u8]) {
         let response = Response { status, fields, body };
         self.act(quic, id, Action::Respond(response));
+        // No `process` follows here as it does in the loop: recount now.
+        self.sync_gauges();
     }
 
     /// A header section for the stream, or None when it is larger than the
