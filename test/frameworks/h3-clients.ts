@@ -188,7 +188,15 @@ const PAGE_FETCH = `async (r) => {
     let o = 0;
     for (const p of parts) { all.set(p, o); o += p.byteLength; }
     const sha = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', all)), (b) => b.toString(16).padStart(2, '0')).join('');
-    const entries = performance.getEntriesByName(new URL(r.path, location.href).href);
+    // The resource timing entry is queued after the body completes, not
+    // with it: wait for it (up to 2 s) rather than read it too early; and a
+    // page that made hundreds of requests must not have filled the buffer.
+    performance.setResourceTimingBufferSize(100000);
+    let entries = performance.getEntriesByName(new URL(r.path, location.href).href);
+    for (let i = 0; i < 40 && entries.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      entries = performance.getEntriesByName(new URL(r.path, location.href).href);
+    }
     return {
       status: res.status,
       headers: [...res.headers],
