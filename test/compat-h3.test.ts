@@ -262,9 +262,25 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
     }));
     const warm = await request(port, { path: '/big', discard_body: true }, 110);
     assert.equal(warm.body_length, size, warm.error ?? '');
-    const before = settledRssMiB();
+    // What the transfer holds, sampled every 20 ms: RSS less ArrayBuffer
+    // backing stores. The file's 64 KiB chunks, once sent, are garbage that
+    // V8 frees only when external memory has grown by tens of MiB (node:http2
+    // itself peaks +28 MiB in W8 for that reason); counting them made this
+    // check pass or fail with GC timing (+1 MiB alone, +35.8 MiB in the full
+    // suite's process). What the server itself holds is bounded separately:
+    // the core's send queue.
+    const held = () => {
+      const m = process.memoryUsage();
+      return (m.rss - m.arrayBuffers) / 2 ** 20;
+    };
+    settledRssMiB();
+    const before = held();
     let peak = before;
-    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss / 2 ** 20)), 20);
+    let queuedPeak = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, held());
+      queuedPeak = Math.max(queuedPeak, server!.counters()!.sendBytesQueued);
+    }, 20);
     let res: H3Response;
     try {
       res = await request(port, { path: '/big', discard_body: true }, 110);
@@ -275,7 +291,8 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
     assert.equal(res.status, 200, res.error ?? '');
     assert.equal(res.body_length, size);
     assert.equal(res.body_sha256, hash.digest('hex'));
-    assert.ok(peak - before <= 32, `RSS grew ${(peak - before).toFixed(1)} MiB during the transfer`);
+    assert.ok(peak - before <= 32, `RSS less array buffers grew ${(peak - before).toFixed(1)} MiB during the transfer`);
+    assert.ok(queuedPeak <= 1024 * 1024, `the core queued ${queuedPeak} bytes at most`);
   });
 
   it('1,000 aborted uploads and downloads leave RSS within 10% of where it started', async () => {
