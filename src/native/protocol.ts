@@ -62,6 +62,33 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
     off += len;
     return s;
   };
+  // A header section's lines: their lengths are walked first, then the
+  // whole run is decoded with one latin1Slice and cut with substring, so a
+  // request with n fields costs one crossing into C++ rather than 2n
+  // (latin1: one byte is one character, so offsets carry over).
+  const fieldLines = (n: number) => {
+    const start = off;
+    let end = off;
+    for (let i = 0; i < n; i++) {
+      end += 2 + buf.readUInt16LE(end);
+      end += 4 + buf.readUInt32LE(end);
+    }
+    const all = buf.toString('latin1', start, end);
+    const lines = new Array<string>(n * 2);
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      const nameLen = buf.readUInt16LE(start + at);
+      at += 2;
+      lines[2 * i] = all.substring(at, at + nameLen);
+      at += nameLen;
+      const valueLen = buf.readUInt32LE(start + at);
+      at += 4;
+      lines[2 * i + 1] = all.substring(at, at + valueLen);
+      at += valueLen;
+    }
+    off = end;
+    return lines;
+  };
   const bytes = (len: number) => {
     const b = buf.subarray(off, off + len);
     off += len;
@@ -74,12 +101,7 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
       case EventKind.Request: {
         const stream = f64();
         const flags = buf[off++];
-        const n = u16();
-        const lines = new Array<string>(n * 2);
-        for (let i = 0; i < n; i++) {
-          lines[2 * i] = str(u16());
-          lines[2 * i + 1] = str(u32());
-        }
+        const lines = fieldLines(u16());
         const body = flags & RequestFlag.HasBody ? bytes(u32()) : EMPTY;
         sink.onRequest(conn, stream, flags, lines, body);
         break;
@@ -143,12 +165,7 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
         break;
       case EventKind.Trailers: {
         const stream = f64();
-        const n = u16();
-        const lines = new Array<string>(n * 2);
-        for (let i = 0; i < n; i++) {
-          lines[2 * i] = str(u16());
-          lines[2 * i + 1] = str(u32());
-        }
+        const lines = fieldLines(u16());
         sink.onTrailers(conn, stream, lines);
         break;
       }
@@ -188,7 +205,7 @@ export class CommandWriter {
   /** `fields` is flat: name, value, ... (already validated and lowercased). */
   respond(conn: number, stream: number, status: number, fields: string[], body: Buffer): void {
     let size = 1 + 4 + 8 + 2 + 1 + 4 + body.length;
-    for (const f of fields) size += 4 + Buffer.byteLength(f, 'latin1');
+    for (const f of fields) size += 4 + f.length;
     this.reserve(size);
     const b = this.buf;
     let off = this.len;
@@ -197,15 +214,10 @@ export class CommandWriter {
     off = b.writeDoubleLE(stream, off);
     off = b.writeUInt16LE(status, off);
     b[off++] = fields.length / 2;
-    for (let i = 0; i < fields.length; i += 2) {
-      const nameLen = b.write(fields[i], off + 2, 'latin1');
-      off = b.writeUInt16LE(nameLen, off) + nameLen;
-      const valueLen = b.write(fields[i + 1], off + 4, 'latin1');
-      off = b.writeUInt32LE(valueLen, off) + valueLen;
-    }
+    off = putFieldLines(b, off, fields);
     off = b.writeUInt32LE(body.length, off);
-    off += body.copy(b, off);
-    this.len = off;
+    b.set(body, off);
+    this.len = off + body.length;
   }
 
   /** The start of every stream command: kind, connection, stream. */
@@ -224,19 +236,13 @@ export class CommandWriter {
    */
   headers(conn: number, stream: number, status: number, fin: boolean, fields: readonly string[]): void {
     let size = 2 + 1 + 2;
-    for (const f of fields) size += 4 + Buffer.byteLength(f, 'latin1');
+    for (const f of fields) size += 4 + f.length;
     let off = this.streamHead(CommandKind.Headers, conn, stream, size);
     const b = this.buf;
     off = b.writeUInt16LE(status, off);
     b[off++] = fin ? 1 : 0;
     off = b.writeUInt16LE(fields.length / 2, off);
-    for (let i = 0; i < fields.length; i += 2) {
-      const nameLen = b.write(fields[i], off + 2, 'latin1');
-      off = b.writeUInt16LE(nameLen, off) + nameLen;
-      const valueLen = b.write(fields[i + 1], off + 4, 'latin1');
-      off = b.writeUInt32LE(valueLen, off) + valueLen;
-    }
-    this.len = off;
+    this.len = putFieldLines(b, off, fields);
   }
 
   /** Body bytes of a started response; `fin` ends the stream. */
@@ -275,6 +281,31 @@ export class CommandWriter {
     this.len = 0;
     return out;
   }
+}
+
+/**
+ * Writes flat field lines (name, value, ...) as the core reads them: u16
+ * name length, name, u32 value length, value; latin1 (one byte per
+ * character: the fields were validated as such). Returns the end offset.
+ */
+function putFieldLines(b: Buffer, off: number, fields: readonly string[]): number {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i];
+    off = putLatin1(b, b.writeUInt16LE(name.length, off), name);
+    const value = fields[i + 1];
+    off = putLatin1(b, b.writeUInt32LE(value.length, off), value);
+  }
+  return off;
+}
+
+/** Short strings, most field names and values, are copied in JavaScript: cheaper than a call into C++ each. */
+const SHORT_STRING = 32;
+
+function putLatin1(b: Buffer, off: number, s: string): number {
+  const n = s.length;
+  if (n > SHORT_STRING) return off + b.write(s, off, 'latin1');
+  for (let i = 0; i < n; i++) b[off + i] = s.charCodeAt(i);
+  return off + n;
 }
 
 /** The largest command buffer kept between flushes. */

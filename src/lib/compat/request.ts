@@ -35,7 +35,7 @@ export const requestInternals = {} as {
 export class Http3ServerRequest extends Readable {
   readonly #stream: RequestStream;
   readonly #link: ExchangeLink;
-  #headers: IncomingHeaders;
+  #headers: IncomingHeaders | undefined;
   #rawHeaders: string[] | undefined;
   readonly #trailers: IncomingHeaders = {};
   readonly #rawTrailers: string[] = [];
@@ -52,15 +52,11 @@ export class Http3ServerRequest extends Readable {
     super();
     this.#stream = stream;
     this.#link = link;
-    const headers = foldFieldLines(stream.lines, Object.create(null) as IncomingHeaders);
-    // HTTP/3 clients send :authority instead of Host (RFC 9114 section
-    // 4.3.1); code written for HTTP/1 (Express's req.hostname, vhost
-    // routers) reads Host, so a missing one is filled in from :authority,
-    // as a gateway to HTTP/1.1 must. rawHeaders stays as received.
-    if (headers.host === undefined && headers[':authority'] !== undefined) headers.host = headers[':authority'];
-    this.#headers = headers;
-    this.#method = (headers[':method'] as string | undefined) ?? '';
-    this.#url = (headers[':path'] as string | undefined) ?? '';
+    // The headers object is built on first use (many handlers route on
+    // method and url alone); those two come from the pseudo-header lines,
+    // which lead the section.
+    this.#method = firstLineValue(stream.lines, ':method') ?? '';
+    this.#url = firstLineValue(stream.lines, ':path') ?? '';
     if (stream.bufferedBody.length > 0) this.push(stream.bufferedBody);
     if (stream.complete) {
       this.#received = true;
@@ -78,7 +74,7 @@ export class Http3ServerRequest extends Readable {
 
   /** Field lines folded with Node's duplicate rules, pseudo-headers included (as node:http2 has them). */
   get headers(): IncomingHeaders {
-    return this.#headers;
+    return (this.#headers ??= foldRequestLines(this.#stream.lines));
   }
   set headers(value: IncomingHeaders) {
     this.#headers = value;
@@ -120,10 +116,11 @@ export class Http3ServerRequest extends Readable {
   }
 
   get authority(): string | undefined {
-    return (this.#headers[':authority'] ?? this.#headers.host) as string | undefined;
+    const headers = this.headers;
+    return (headers[':authority'] ?? headers.host) as string | undefined;
   }
   get scheme(): string | undefined {
-    return this.#headers[':scheme'] as string | undefined;
+    return this.headers[':scheme'] as string | undefined;
   }
 
   get httpVersion(): string {
@@ -224,6 +221,23 @@ export class Http3ServerRequest extends Readable {
   #onResponseFinished(): void {
     if (this.readableFlowing === null && !this.destroyed) this.resume();
   }
+}
+
+/** The request's headers object: Node's duplicate rules, and Host filled in from :authority. */
+function foldRequestLines(lines: readonly string[]): IncomingHeaders {
+  const headers = foldFieldLines(lines, Object.create(null) as IncomingHeaders);
+  // HTTP/3 clients send :authority instead of Host (RFC 9114 section
+  // 4.3.1); code written for HTTP/1 (Express's req.hostname, vhost
+  // routers) reads Host, so a missing one is filled in from :authority,
+  // as a gateway to HTTP/1.1 must. rawHeaders stays as received.
+  if (headers.host === undefined && headers[':authority'] !== undefined) headers.host = headers[':authority'];
+  return headers;
+}
+
+/** The value of a field's first line, without building the headers object. */
+export function firstLineValue(lines: readonly string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < lines.length; i += 2) if (lines[i] === name) return lines[i + 1];
+  return undefined;
 }
 
 function distinct(lines: readonly string[]): Record<string, string[]> {

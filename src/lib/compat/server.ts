@@ -23,7 +23,7 @@ import { defaultTcpSide } from './tcp-side';
  */
 const DEFAULT_BODY_CREDIT = 256 * 1024;
 import { Exchange, ExchangeContext } from './exchange';
-import type { Http3ServerRequest } from './request';
+import { firstLineValue, type Http3ServerRequest } from './request';
 import { Http3ServerResponse, responseInternals } from './response';
 import { Http3ConnectionSocket, Http3StreamSocket } from './socket';
 import { pinCompatMembers, swapsHttp1Prototypes } from './express-shadow';
@@ -360,8 +360,10 @@ export class Http3SecureServer extends EventEmitter {
       if (!this.#dispatch('connect', req, res)) responseInternals.respondPlain(res, 405, 'method not allowed\n');
       return;
     }
-    const expect = req.headers.expect;
-    if (expect !== undefined) {
+    // Read from the lines: most requests have no Expect, and the headers
+    // object is built only if the application asks for it.
+    if (firstLineValue(stream.lines, 'expect') !== undefined) {
+      const expect = req.headers.expect;
       if (typeof expect === 'string' && expect.toLowerCase() === '100-continue') {
         if (this.#dispatch('checkContinue', req, res)) return;
         res.writeContinue();
