@@ -58,7 +58,9 @@ export class Exchanges implements StreamServerEvents, WebTransportEvents {
   }
 
   onStream(stream: RequestStream): void {
-    const req = new H3Request(stream.connection.id, stream.id, stream.lines as string[], stream.bufferedBody.length > 0 ? stream.bufferedBody : undefined);
+    // With onBody the body reaches the callback, never the request object.
+    const body = !this.options.onBody && stream.bufferedBody.length > 0 ? stream.bufferedBody : undefined;
+    const req = new H3Request(stream.connection.id, stream.id, stream.lines as string[], body);
     const ex = { stream, req } as Exchange;
     ex.res = new H3Response((r, fields, b) => this.send(ex, r, fields, b));
     this.open++;
@@ -66,7 +68,8 @@ export class Exchanges implements StreamServerEvents, WebTransportEvents {
     stream.onAbort = (abort) => this.onAbort(ex, abort);
     if (this.options.onBody) {
       if (stream.complete) {
-        this.deliverChunk(ex, EMPTY, true);
+        // A body that came whole with the request is its one and last chunk.
+        this.deliverChunk(ex, stream.bufferedBody, true);
       } else {
         stream.onData = (chunk) => {
           this.deliverChunk(ex, chunk, false);

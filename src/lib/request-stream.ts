@@ -63,7 +63,11 @@ export interface RequestStream {
   readonly lines: readonly string[];
   /** The request ended with its header section: onData/onEnd never fire. */
   readonly complete: boolean;
-  /** The request body as the core buffered it (buffered mode only), else empty. */
+  /**
+   * The body that came with the request, else empty: in buffered mode the
+   * whole body; in streamed mode the whole body when it arrived together
+   * with the header section (`complete` is then true). It needs no consume().
+   */
   readonly bufferedBody: Buffer;
 
   /** Body bytes, in order. Each must be given back with consume() once taken. */

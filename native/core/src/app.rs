@@ -75,9 +75,11 @@ pub struct Request<'a> {
     /// The whole request is in this call: no body chunks follow.
     pub complete: bool,
     /// The client finished the request stream (all of the body was read,
-    /// though in streamed mode the last bytes may follow as a body chunk).
+    /// though in streamed mode a trailer section may still follow).
     pub ended: bool,
-    /// Buffered mode: the whole body, when there is one.
+    /// The whole body, when there is one and it is here: always in buffered
+    /// mode; in streamed mode when the request is `complete` (the body came
+    /// with the header section), else it follows in body chunks.
     pub body: Option<&'a [u8]>,
 }
 

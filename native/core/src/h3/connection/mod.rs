@@ -572,14 +572,23 @@ impl H3Connection {
             if !buffered || req.read_done {
                 req.delivered = true;
                 let head = req.message.head.take().unwrap_or_default();
-                let complete = req.read_done && (buffered || (body.is_empty() && req.message.trailers.is_none()));
+                // Streamed mode: a whole body that came with the header section
+                // (a small upload, read in one go) rides in the request, as in
+                // buffered mode, rather than in a BODY event of its own. It
+                // needs no credit: nothing more will be read.
+                let complete = req.read_done && (buffered || req.message.trailers.is_none());
+                let body_bytes: &[u8] = if buffered { &req.message.body } else if complete { body } else { &[] };
                 let request = Request {
                     head: &head,
                     complete,
                     ended: req.read_done,
-                    body: (buffered && !req.message.body.is_empty()).then_some(req.message.body.as_slice()),
+                    body: (!body_bytes.is_empty()).then_some(body_bytes),
                 };
-                match app.on_request(conn, StreamId(id), request) {
+                let reply = app.on_request(conn, StreamId(id), request);
+                if complete {
+                    body.clear();
+                }
+                match reply {
                     Reply::Later => {
                         self.awaits_application = true;
                         req.message.body = Vec::new();

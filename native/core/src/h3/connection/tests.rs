@@ -102,6 +102,25 @@ fn streamed_bodies_are_read_up_to_the_credit_and_resume_as_the_application_consu
 }
 
 #[test]
+fn a_streamed_body_that_arrives_with_its_header_section_rides_in_the_request() {
+    let mut pair = Pair::with(&options(true, false));
+    pair.client_preamble();
+    send_headers_owned(&mut pair, 0, &post(4096), false);
+    pair.send_data(0, &vec![b'z'; 4096], true);
+    pair.exchange();
+    let [Report::Request { complete, ended, body, .. }] = requests(&pair)[..] else {
+        panic!("one request expected, got {:?}", pair.app.reports);
+    };
+    assert!(*complete && *ended);
+    assert_eq!(body.as_deref(), Some(&vec![b'z'; 4096][..]));
+    assert!(
+        !pair.app.reports.iter().any(|r| matches!(r, Report::Body { .. })),
+        "no BODY event follows a complete request: {:?}",
+        pair.app.reports
+    );
+}
+
+#[test]
 fn after_goaway_a_new_request_stream_is_rejected() {
     let mut pair = Pair::with(&options(false, false));
     pair.client_preamble();
