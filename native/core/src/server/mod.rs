@@ -29,6 +29,8 @@ use crate::udp_bind::display;
 mod deadlines;
 mod socket;
 mod table;
+#[cfg(test)]
+mod tests;
 
 use deadlines::{Deadlines, DRAIN_DEADLINE};
 use socket::{Run, Socket, MAX_PACKET};
@@ -37,9 +39,11 @@ use table::{hex, Conn, ConnTable};
 const SOCKET: Token = Token(0);
 const WAKER: Token = Token(1);
 
-/// Datagrams read per turn before the loop goes on to process them; keeps
-/// one turn's event batch bounded.
-const MAX_READS_PER_TURN: usize = 256;
+/// Receive buffers filled per turn (each one datagram, or with GRO up to
+/// 64 KiB of them) before the loop goes on to process them; keeps one
+/// turn's event batch bounded. One receive call fills up to
+/// `socket::RECV_SLOTS` of them.
+const MAX_RECV_BUFFERS_PER_TURN: usize = 256;
 
 /// quiche keeps at most 1,024 received DATAGRAMs per connection (config.rs)
 /// and silently drops the oldest beyond that, while one turn may read
@@ -189,20 +193,28 @@ impl<A: Application> Server<A> {
 
     fn read_packets(&mut self) {
         self.socket.may_have_more = false;
-        for _ in 0..MAX_READS_PER_TURN {
-            let meta = match self.socket.recv() {
-                Ok(meta) => meta,
+        let mut filled = 0;
+        while filled < MAX_RECV_BUFFERS_PER_TURN {
+            let n = match self.socket.recv(MAX_RECV_BUFFERS_PER_TURN - filled, &self.shared.counters) {
+                Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 // EINTR, or an ICMP error for one peer: read on.
-                Err(_) => continue,
+                Err(_) => {
+                    filled += 1;
+                    continue;
+                }
             };
-            // With GRO one read may carry several datagrams of `stride` bytes.
-            let stride = meta.stride.max(1);
-            let mut off = 0;
-            while off < meta.len {
-                let len = stride.min(meta.len - off);
-                self.on_datagram(off, len, meta.addr);
-                off += len;
+            filled += n.max(1);
+            for i in 0..n {
+                // With GRO one buffer may carry several datagrams of `stride` bytes.
+                let (base, meta) = self.socket.received(i);
+                let stride = meta.stride.max(1);
+                let mut off = 0;
+                while off < meta.len {
+                    let len = stride.min(meta.len - off);
+                    self.on_datagram(base + off, len, meta.addr);
+                    off += len;
+                }
             }
         }
         self.socket.may_have_more = true;
@@ -220,7 +232,7 @@ impl<A: Application> Server<A> {
                     return;
                 }
                 if !quiche::version_is_supported(hdr.version) {
-                    self.socket.negotiate_version(&hdr.scid, &hdr.dcid, from);
+                    self.socket.negotiate_version(&hdr.scid, &hdr.dcid, from, &self.shared.counters);
                     return;
                 }
                 let dcid = hdr.dcid.to_vec();
@@ -496,7 +508,7 @@ impl<A: Application> Server<A> {
     }
 
     fn send_packets(&mut self) {
-        if !self.socket.retry_blocked() {
+        if !self.socket.retry_blocked(&self.shared.counters) {
             return;
         }
         let max_segments = self.socket.max_segments();
