@@ -42,7 +42,7 @@ export interface NativeCounters {
   udpGsoSends: number
   /**
    * Receive calls on the UDP socket (one recvmmsg fills up to 32 buffers),
-   * including the last of each run, which finds the socket empty.
+   * those that found it empty included.
    */
   udpRecvCalls: number
   /**

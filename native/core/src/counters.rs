@@ -22,7 +22,7 @@ macro_rules! reported_counters {
                 #[doc = "Sends that carried several datagrams at once (UDP GSO)."]
                 udp_gso_sends,
                 #[doc = "Receive calls on the UDP socket (one recvmmsg fills up to 32 buffers),"]
-                #[doc = "including the last of each run, which finds the socket empty."]
+                #[doc = "those that found it empty included."]
                 udp_recv_calls,
                 #[doc = "Send calls on the UDP socket (one sendmsg per datagram or GSO run),"]
                 #[doc = "including those the kernel refused for now (WouldBlock)."]

@@ -33,7 +33,7 @@ mod table;
 mod tests;
 
 use deadlines::{Deadlines, DRAIN_DEADLINE};
-use socket::{Run, Socket, MAX_PACKET};
+use socket::{Run, Socket, MAX_PACKET, RECV_SLOTS};
 use table::{hex, Conn, ConnTable};
 
 const SOCKET: Token = Token(0);
@@ -135,6 +135,7 @@ impl<A: Application> Server<A> {
                     break;
                 }
             }
+            self.note_events(&events);
             let turn = catch_unwind(AssertUnwindSafe(|| self.turn()));
             if turn.is_err() {
                 let cause = crate::panic_report::take_last().map(|p| format!(" (panic {p})")).unwrap_or_default();
@@ -165,10 +166,20 @@ impl<A: Application> Server<A> {
         self.app.end_turn();
     }
 
+    /// mio is edge-triggered: every datagram that arrives after the read
+    /// that found the socket empty brings a readable event.
+    fn note_events(&mut self, events: &Events) {
+        if events.iter().any(|e| e.token() == SOCKET && (e.is_readable() || e.is_error())) {
+            self.socket.may_have_more = true;
+        }
+    }
+
     fn turn(&mut self) {
         self.apply_actions();
         self.check_shutdown();
-        if self.app.accepting() {
+        // A turn woken by the waker or a timer alone does not read: the
+        // socket was found empty and no datagram has arrived since.
+        if self.socket.may_have_more && self.app.accepting() {
             self.read_packets();
         }
         self.fire_timers();
@@ -191,13 +202,18 @@ impl<A: Application> Server<A> {
         self.table.mark_dirty(id, &mut self.dirty);
     }
 
+    /// Reads until the socket is empty (then `may_have_more` is false) or
+    /// the turn's limit (it stays true and the next turn reads on).
     fn read_packets(&mut self) {
-        self.socket.may_have_more = false;
         let mut filled = 0;
         while filled < MAX_RECV_BUFFERS_PER_TURN {
-            let n = match self.socket.recv(MAX_RECV_BUFFERS_PER_TURN - filled, &self.shared.counters) {
+            let offered = (MAX_RECV_BUFFERS_PER_TURN - filled).min(RECV_SLOTS);
+            let n = match self.socket.recv(offered, &self.shared.counters) {
                 Ok(n) => n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    self.socket.may_have_more = false;
+                    return;
+                }
                 // EINTR, or an ICMP error for one peer: read on.
                 Err(_) => {
                     filled += 1;
@@ -215,6 +231,14 @@ impl<A: Application> Server<A> {
                     self.on_datagram(base + off, len, meta.addr);
                     off += len;
                 }
+            }
+            // A non-blocking recvmmsg returns fewer than it was offered when
+            // the socket ran empty, so no call just to see WouldBlock. (An
+            // error would stop it too, but no error queue is enabled; at
+            // worst the rest waits for the next datagram's event.)
+            if n < offered {
+                self.socket.may_have_more = false;
+                return;
             }
         }
         self.socket.may_have_more = true;

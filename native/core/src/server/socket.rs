@@ -67,7 +67,9 @@ pub struct Socket {
     /// Sends the socket would not take yet, in order; at most the runs of
     /// one connection's flush.
     blocked: Vec<Blocked>,
-    /// The last read stopped at the per-turn limit, not at WouldBlock.
+    /// Datagrams may be waiting: a readable event came, or the last read
+    /// stopped at the per-turn limit; false once a read found the socket
+    /// empty (WouldBlock).
     pub may_have_more: bool,
 }
 
@@ -119,7 +121,9 @@ impl Socket {
             recv_meta: [quinn_udp::RecvMeta::default(); RECV_SLOTS],
             send_buf: vec![0; MAX_GSO_SEGMENTS * MAX_PACKET],
             blocked: Vec::new(),
-            may_have_more: true,
+            // Datagrams that arrive before the socket is registered make
+            // it ready at registration (epoll reports what is queued).
+            may_have_more: false,
         })
     }
 

@@ -5,7 +5,6 @@ use std::collections::BTreeSet;
 use std::net::UdpSocket;
 use std::time::Duration;
 
-use super::socket::RECV_SLOTS;
 use super::*;
 use crate::testing::{options, Recorder};
 
@@ -93,4 +92,36 @@ fn a_turn_stops_at_its_buffer_limit_and_the_next_reads_on() {
     server.read_packets();
     assert_eq!(Counters::get(&counters.udp_datagrams_received), n as u64);
     assert!(!server.socket.may_have_more);
+}
+
+#[test]
+fn only_a_readable_event_or_the_limit_makes_a_turn_read() {
+    let (mut server, counters, local) = server();
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let calls = || Counters::get(&counters.udp_recv_calls);
+    let mut events = Events::with_capacity(8);
+    let mut turn_after_poll = |server: &mut Server<Recorder>| {
+        server.poll.poll(&mut events, Some(Duration::from_millis(200))).unwrap();
+        server.note_events(&events);
+        server.turn();
+    };
+    // Datagrams queued before the loop's first poll bring their event too.
+    for _ in 0..3 {
+        peer.send_to(&[0x40; 32], local).unwrap();
+    }
+    turn_after_poll(&mut server);
+    assert_eq!(Counters::get(&counters.udp_datagrams_received), 3);
+    let after_first = calls();
+    if RECV_SLOTS > 1 {
+        assert_eq!(after_first, 1, "a short batch means an empty socket: no call to see WouldBlock");
+    }
+    // Woken by the waker alone: no read.
+    server.shared.waker.wake().unwrap();
+    turn_after_poll(&mut server);
+    assert_eq!(calls(), after_first);
+    // A datagram brings its event, and the turn reads it.
+    peer.send_to(&[0x40; 32], local).unwrap();
+    turn_after_poll(&mut server);
+    assert_eq!(Counters::get(&counters.udp_datagrams_received), 4);
+    assert!(calls() > after_first);
 }
