@@ -36,7 +36,7 @@ const COLORS: Record<string, string> = {
 
 function checkLabel(c: Check): string {
   const f = (v: number) =>
-    c.unit === 'yes' ? (v >= 1 ? 'yes' : 'no') : c.unit === 'x' ? `${v.toFixed(2)}x` : c.unit === 'B' ? `${Math.round(v)} B` : `${v.toFixed(1)} ${c.unit}`;
+    c.unit === 'yes' ? (v >= 1 ? 'yes' : 'no') : c.unit === 'x' ? `${v.toFixed(2)}x` : c.unit === 'B' ? `${Math.round(v)} B` : c.unit === '/req' ? `${v.toFixed(2)}/req` : `${v.toFixed(1)} ${c.unit}`;
   return `${f(c.value)} (target ${c.kind === 'min' ? '≥' : '≤'} ${f(c.target)})`;
 }
 

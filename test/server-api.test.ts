@@ -185,6 +185,28 @@ describe('UDP I/O', function () {
       await server.close();
     }
   });
+
+  it('counts its UDP receive and send calls: a receive call takes one datagram or more', async () => {
+    const { server, port } = await startServer((_req, res) => res.text(200, 'ok\n'));
+    try {
+      const requests = Array.from({ length: 20 }, (_, i) => ({ path: `/r${i}` }));
+      const result = await runClient(port, { timeout: 10, requests });
+      assert.deepEqual(
+        result.responses.map((r) => r.status),
+        requests.map(() => 200),
+      );
+      await new Promise((r) => setTimeout(r, 200)); // the client's CONNECTION_CLOSE, read
+      const c = server.counters();
+      assert.ok(c.udpRecvCalls > 0, `receive calls: ${c.udpRecvCalls}`);
+      assert.ok(c.udpSendCalls > 0, `send calls: ${c.udpSendCalls}`);
+      // Read only on a readable event, up to 32 datagrams per recvmmsg, and
+      // a short batch means the socket is empty: never a call per datagram plus one.
+      assert.ok(c.udpRecvCalls <= c.udpDatagramsReceived, `${c.udpRecvCalls} receive calls for ${c.udpDatagramsReceived} datagrams`);
+      assert.ok(c.udpSendCalls <= c.udpDatagramsSent, `${c.udpSendCalls} send calls for ${c.udpDatagramsSent} datagrams`);
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('native panic isolation', function () {

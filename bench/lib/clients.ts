@@ -30,6 +30,9 @@ export interface Measured extends Load {
   cpu_us_per_req_exact?: number;
   peak_rss_kib: number;
   client: string;
+  /** With `counters` (h3-node): UDP receive and send calls over the run, per request (the native counters udpRecvCalls, udpSendCalls). */
+  udp_recv_calls_per_req?: number;
+  udp_send_calls_per_req?: number;
 }
 
 /** Starts a client on the client core (stop it, or await runToEnd). */
@@ -54,18 +57,25 @@ export interface H3LoadOptions {
   onStderrLine?: (line: string) => void;
   /** Also measure the server's CPU time to the nanosecond (cpu_us_per_req_exact). */
   exactCpu?: boolean;
+  /** The server's native counters (h3-node): read just before and after the run for its UDP calls per request. */
+  counters?: () => Promise<Record<string, number>>;
 }
 
 /** Runs the quic-go load client and charges the server's CPU over the run. */
 export async function h3Load(server: Server, url: string, args: string[], options: H3LoadOptions = {}): Promise<Measured> {
+  // Counters are read outside the CPU window: answering the read costs the server a little.
+  const c0 = options.counters ? await options.counters() : undefined;
   const n0 = options.exactCpu ? cpuNanos(server.pids) : 0;
   const t0 = cpuTicks(server.pids);
   const cores = await withCores(() => runClient(LOADCLIENT, ['-url', url, ...args], options.onStderrLine));
   const t1 = cpuTicks(server.pids);
   const n1 = options.exactCpu ? cpuNanos(server.pids) : 0;
+  const c1 = options.counters ? await options.counters() : undefined;
   const r = JSON.parse(cores.value) as Load;
+  const perReq = (key: string) => (c0 && c1 && r.requests ? (c1[key] - c0[key]) / r.requests : NaN);
   return {
     ...(options.exactCpu && r.requests ? { cpu_us_per_req_exact: (n1 - n0) / 1e3 / r.requests } : {}),
+    ...(c0 && c1 ? { udp_recv_calls_per_req: perReq('udpRecvCalls'), udp_send_calls_per_req: perReq('udpSendCalls') } : {}),
     ...r,
     server_core_all: cores.serverCore,
     client_core_all: cores.clientCore,

@@ -9,7 +9,7 @@ import type { Comparison } from './baseline';
 import type { Measured } from './clients';
 import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
-import { COMPAT, H2_COMPAT, NATIVE, Row, TS, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
+import { COMPAT, H2_COMPAT, NATIVE, Row, TS, udpSyscallsPerReq, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
 
 export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -47,6 +47,7 @@ export function fmt(v: number, unit: string): string {
   if (unit === 'yes') return v >= 1 ? 'yes' : 'no';
   if (unit === 'x') return `${v.toFixed(2)}x`;
   if (unit === 'B') return `${v.toFixed(0)} B`;
+  if (unit === '/req') return `${v.toFixed(2)}/req`;
   return `${v.toFixed(1)} ${unit}`;
 }
 
@@ -95,6 +96,16 @@ class Medians {
     return xs.length ? `${(100 * median(xs)).toFixed(0)}%` : 'n/a';
   }
 
+  /** UDP receive and send calls per request (native counters), where the run read them. */
+  udpCalls(workload: string, variant: string): { recv: number; send: number; total: number } {
+    const rows = this.select(workload, variant);
+    return {
+      recv: median(rows.map((r) => r.udp_recv_calls_per_req ?? NaN)),
+      send: median(rows.map((r) => r.udp_send_calls_per_req ?? NaN)),
+      total: median(rows.map(udpSyscallsPerReq)),
+    };
+  }
+
   private select(workload: string, variant: string): Row[] {
     return this.rows.filter((r) => r.workload === workload && r.variant === variant);
   }
@@ -120,6 +131,7 @@ function targetChecks(r: RunResults, med: Medians): Check[] {
     // core, so req/s above is bounded by the client and the round trip.
     extraView(check('W1', 'capacity/core vs Caddy', med.of('W1', 'caddy', 'cpu_us_per_req') / med.of('W1', TS, 'cpu_us_per_req'), 'min', 2.0)),
     check('W1', 'CPU/request vs Caddy', med.of('W1', TS, 'cpu_us_per_req') / med.of('W1', 'caddy', 'cpu_us_per_req'), 'max', 0.5),
+    check('W1', 'UDP syscalls per request (receive + send), 1 connection x 20 streams', med.udpCalls('W1', TS).total, 'max', 0.5, '/req'),
     check('W2', 'TTFB p50 vs Caddy', med.of('W2', TS, 'p50_ms') / med.of('W2', 'caddy', 'p50_ms'), 'max', 1.0),
     check('W3', 'req/s vs Caddy->Node', med.of('W3', TS, 'rps') / med.of('W3', 'caddy -> node http', 'rps'), 'min', 2.0),
     check('W3', 'req/s vs node:http2', med.of('W3', TS, 'rps') / med.of('W3', 'node-http2 (h2load)', 'rps'), 'min', 0.8),
@@ -222,6 +234,12 @@ export function report(r: RunResults): void {
         `${(med.of(w, v, 'peak_rss_kib') / 1024).toFixed(1)} | ${errs} |`,
     );
   }
+  const udp = med.udpCalls('W1', TS);
+  table('');
+  table(
+    `- W1 ${TS}: UDP syscalls per request ${Number.isFinite(udp.total) ? udp.total.toFixed(3) : 'not measured'} ` +
+      `(receive ${udp.recv.toFixed(3)} + send ${udp.send.toFixed(3)}; native counters udpRecvCalls, udpSendCalls over the measured requests)`,
+  );
   if (r.w8.length) {
     table('');
     for (const line of w8Table(r)) table(line);
@@ -251,6 +269,8 @@ export function report(r: RunResults): void {
     client_ceiling: r.ceiling,
     w7: r.w7,
     w8: r.w8,
+    /** Medians over the rounds; the per-round figures are in rows (udp_recv_calls_per_req, udp_send_calls_per_req). */
+    w1_udp_syscalls_per_request: { variant: TS, receive: udp.recv, send: udp.send, total: udp.total },
     checks,
     ...(r.comparison ? { baseline: r.comparison } : {}),
     seconds,

@@ -26,6 +26,9 @@ import {
 
 export type Row = Measured & { workload: string; variant: string; round: number };
 
+/** UDP receive + send calls per request (NaN where the run did not read the counters). */
+export const udpSyscallsPerReq = (m: Measured) => (m.udp_recv_calls_per_req ?? NaN) + (m.udp_send_calls_per_req ?? NaN);
+
 export const TS = 'h3-node (TypeScript)';
 export const NATIVE = 'h3-node (native)';
 /** The node:http2-compatible API (createSecureServer + compat-app.mjs). */
@@ -105,7 +108,8 @@ export class Workloads {
     log(
       `  ${workload} ${variant.padEnd(22)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms  ` +
         `cpu ${m.cpu_us_per_req.toFixed(1)} us/req  peak RSS ${(m.peak_rss_kib / 1024).toFixed(1)} MiB  errors ${m.errors + m.timeouts}` +
-        (m.client_cpu_s !== undefined ? `  client cpu ${((100 * m.client_cpu_s) / m.seconds).toFixed(0)}%` : ''),
+        (m.client_cpu_s !== undefined ? `  client cpu ${((100 * m.client_cpu_s) / m.seconds).toFixed(0)}%` : '') +
+        (m.udp_recv_calls_per_req !== undefined ? `  UDP syscalls ${udpSyscallsPerReq(m).toFixed(3)}/req` : ''),
     );
   }
 
@@ -120,7 +124,9 @@ export class Workloads {
       const s = await start();
       const p = s.port ?? s.portA!;
       // Exact CPU for the TypeScript row: createSecureServer's is compared with it to within a few percent.
-      this.keep('W1', variant, round, await measureW1(P, s, p, { exactCpu: variant === TS }));
+      // Its UDP syscalls per request from the native counters (issue 17's target).
+      const udp = variant === TS ? { counters: () => counters(s as H3NodeServer) } : {};
+      this.keep('W1', variant, round, await measureW1(P, s, p, { exactCpu: variant === TS, ...udp }));
       this.keep('W2', variant, round, await h3Load(s, `https://127.0.0.1:${p}/login`, ['-fresh', '-requests', String(P.w2Fresh)]));
       await stopServer(s);
     }

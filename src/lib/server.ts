@@ -209,6 +209,8 @@ export class Http3Server extends EventEmitter {
         udpDatagramsReceived: 0,
         udpDatagramsSent: 0,
         udpGsoSends: 0,
+        udpRecvCalls: 0,
+        udpSendCalls: 0,
         bodyBytesRead: 0,
         connectionsAccepted: 0,
         connectionsOpen: 0,

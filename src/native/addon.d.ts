@@ -40,6 +40,16 @@ export interface NativeCounters {
   udpDatagramsSent: number
   /** Sends that carried several datagrams at once (UDP GSO). */
   udpGsoSends: number
+  /**
+   * Receive calls on the UDP socket (one recvmmsg fills up to 32 buffers),
+   * those that found it empty included.
+   */
+  udpRecvCalls: number
+  /**
+   * Send calls on the UDP socket (one sendmsg per datagram or GSO run),
+   * including those the kernel refused for now (WouldBlock).
+   */
+  udpSendCalls: number
   /** Request-body bytes the HTTP/3 layer read from QUIC streams. */
   bodyBytesRead: number
   connectionsAccepted: number

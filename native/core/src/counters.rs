@@ -21,6 +21,12 @@ macro_rules! reported_counters {
                 udp_datagrams_sent,
                 #[doc = "Sends that carried several datagrams at once (UDP GSO)."]
                 udp_gso_sends,
+                #[doc = "Receive calls on the UDP socket (one recvmmsg fills up to 32 buffers),"]
+                #[doc = "those that found it empty included."]
+                udp_recv_calls,
+                #[doc = "Send calls on the UDP socket (one sendmsg per datagram or GSO run),"]
+                #[doc = "including those the kernel refused for now (WouldBlock)."]
+                udp_send_calls,
                 #[doc = "Request-body bytes the HTTP/3 layer read from QUIC streams."]
                 body_bytes_read,
                 connections_accepted,

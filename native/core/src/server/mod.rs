@@ -29,17 +29,21 @@ use crate::udp_bind::display;
 mod deadlines;
 mod socket;
 mod table;
+#[cfg(test)]
+mod tests;
 
 use deadlines::{Deadlines, DRAIN_DEADLINE};
-use socket::{Run, Socket, MAX_PACKET};
+use socket::{Run, Socket, MAX_PACKET, RECV_SLOTS};
 use table::{hex, Conn, ConnTable};
 
 const SOCKET: Token = Token(0);
 const WAKER: Token = Token(1);
 
-/// Datagrams read per turn before the loop goes on to process them; keeps
-/// one turn's event batch bounded.
-const MAX_READS_PER_TURN: usize = 256;
+/// Receive buffers filled per turn (each one datagram, or with GRO up to
+/// 64 KiB of them) before the loop goes on to process them; keeps one
+/// turn's event batch bounded. One receive call fills up to
+/// `socket::RECV_SLOTS` of them.
+const MAX_RECV_BUFFERS_PER_TURN: usize = 256;
 
 /// quiche keeps at most 1,024 received DATAGRAMs per connection (config.rs)
 /// and silently drops the oldest beyond that, while one turn may read
@@ -131,6 +135,7 @@ impl<A: Application> Server<A> {
                     break;
                 }
             }
+            self.note_events(&events);
             let turn = catch_unwind(AssertUnwindSafe(|| self.turn()));
             if turn.is_err() {
                 let cause = crate::panic_report::take_last().map(|p| format!(" (panic {p})")).unwrap_or_default();
@@ -161,10 +166,20 @@ impl<A: Application> Server<A> {
         self.app.end_turn();
     }
 
+    /// mio is edge-triggered: every datagram that arrives after the read
+    /// that found the socket empty brings a readable event.
+    fn note_events(&mut self, events: &Events) {
+        if events.iter().any(|e| e.token() == SOCKET && (e.is_readable() || e.is_error())) {
+            self.socket.may_have_more = true;
+        }
+    }
+
     fn turn(&mut self) {
         self.apply_actions();
         self.check_shutdown();
-        if self.app.accepting() {
+        // A turn woken by the waker or a timer alone does not read: the
+        // socket was found empty and no datagram has arrived since.
+        if self.socket.may_have_more && self.app.accepting() {
             self.read_packets();
         }
         self.fire_timers();
@@ -187,22 +202,43 @@ impl<A: Application> Server<A> {
         self.table.mark_dirty(id, &mut self.dirty);
     }
 
+    /// Reads until the socket is empty (then `may_have_more` is false) or
+    /// the turn's limit (it stays true and the next turn reads on).
     fn read_packets(&mut self) {
-        self.socket.may_have_more = false;
-        for _ in 0..MAX_READS_PER_TURN {
-            let meta = match self.socket.recv() {
-                Ok(meta) => meta,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+        let mut filled = 0;
+        while filled < MAX_RECV_BUFFERS_PER_TURN {
+            let offered = (MAX_RECV_BUFFERS_PER_TURN - filled).min(RECV_SLOTS);
+            let n = match self.socket.recv(offered, &self.shared.counters) {
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    self.socket.may_have_more = false;
+                    return;
+                }
                 // EINTR, or an ICMP error for one peer: read on.
-                Err(_) => continue,
+                Err(_) => {
+                    filled += 1;
+                    continue;
+                }
             };
-            // With GRO one read may carry several datagrams of `stride` bytes.
-            let stride = meta.stride.max(1);
-            let mut off = 0;
-            while off < meta.len {
-                let len = stride.min(meta.len - off);
-                self.on_datagram(off, len, meta.addr);
-                off += len;
+            filled += n.max(1);
+            for i in 0..n {
+                // With GRO one buffer may carry several datagrams of `stride` bytes.
+                let (base, meta) = self.socket.received(i);
+                let stride = meta.stride.max(1);
+                let mut off = 0;
+                while off < meta.len {
+                    let len = stride.min(meta.len - off);
+                    self.on_datagram(base + off, len, meta.addr);
+                    off += len;
+                }
+            }
+            // A non-blocking recvmmsg returns fewer than it was offered when
+            // the socket ran empty, so no call just to see WouldBlock. (An
+            // error would stop it too, but no error queue is enabled; at
+            // worst the rest waits for the next datagram's event.)
+            if n < offered {
+                self.socket.may_have_more = false;
+                return;
             }
         }
         self.socket.may_have_more = true;
@@ -220,7 +256,7 @@ impl<A: Application> Server<A> {
                     return;
                 }
                 if !quiche::version_is_supported(hdr.version) {
-                    self.socket.negotiate_version(&hdr.scid, &hdr.dcid, from);
+                    self.socket.negotiate_version(&hdr.scid, &hdr.dcid, from, &self.shared.counters);
                     return;
                 }
                 let dcid = hdr.dcid.to_vec();
@@ -496,7 +532,7 @@ impl<A: Application> Server<A> {
     }
 
     fn send_packets(&mut self) {
-        if !self.socket.retry_blocked() {
+        if !self.socket.retry_blocked(&self.shared.counters) {
             return;
         }
         let max_segments = self.socket.max_segments();

@@ -1,6 +1,7 @@
-//! The server's UDP socket: GSO on send and GRO on receive through
-//! quinn-udp (with its fallbacks), runs of one connection's packets sent as
-//! one super-datagram, and the sends the kernel would not take yet.
+//! The server's UDP socket: batched receive (recvmmsg) with GRO and GSO on
+//! send through quinn-udp (with its fallbacks), runs of one connection's
+//! packets sent as one super-datagram, and the sends the kernel would not
+//! take yet.
 
 use std::io::{self, ErrorKind};
 use std::net::SocketAddr;
@@ -14,6 +15,18 @@ use crate::error::ListenError;
 /// quiche's max_send_udp_payload_size (config.rs) rounded up.
 pub const MAX_PACKET: usize = 1500;
 const MAX_GSO_SEGMENTS: usize = 32;
+
+/// Receive buffers one call can fill: quinn-udp hands up to this many to
+/// one recvmmsg (32 on Linux; 1 where it reads one datagram per call).
+pub const RECV_SLOTS: usize = quinn_udp::BATCH_SIZE;
+/// A receive buffer with GRO: the kernel coalesces at most 64 KiB into one
+/// read, so nothing is truncated.
+const GRO_SLOT: usize = 64 * 1024;
+/// A receive buffer without GRO holds one datagram. quiche advertises
+/// max_udp_payload_size 1472 (config.rs) and a client's first Initial is
+/// 1200 to about 1472 bytes, so 2 KiB holds whatever a peer sends; a larger
+/// datagram arrives truncated and quiche drops it, as if lost.
+const PLAIN_SLOT: usize = 2048;
 
 /// A send the socket would not take (WouldBlock), kept in order.
 struct Blocked {
@@ -42,14 +55,21 @@ pub struct Socket {
     /// GSO/GRO-capable socket state (quinn-udp).
     udp: quinn_udp::UdpSocketState,
     pub local: SocketAddr,
+    /// `RECV_SLOTS` receive buffers of `slot` bytes back to back, allocated
+    /// once (2 MiB with GRO, 64 KiB without).
     pub recv_buf: Vec<u8>,
+    slot: usize,
+    /// What the last `recv` put in each slot it filled.
+    recv_meta: [quinn_udp::RecvMeta; RECV_SLOTS],
     /// Outgoing packets of one connection, back to back, sent as one GSO
     /// super-datagram when the kernel supports it.
     pub send_buf: Vec<u8>,
     /// Sends the socket would not take yet, in order; at most the runs of
     /// one connection's flush.
     blocked: Vec<Blocked>,
-    /// The last read stopped at the per-turn limit, not at WouldBlock.
+    /// Datagrams may be waiting: a readable event came, or the last read
+    /// stopped at the per-turn limit; false once a read found the socket
+    /// empty (WouldBlock).
     pub may_have_more: bool,
 }
 
@@ -90,14 +110,20 @@ impl Socket {
         enlarge_socket_buffers(&std_socket);
         let local = std_socket.local_addr().map_err(ListenError::Socket)?;
         let socket = UdpSocket::from_std(std_socket);
+        let udp = quinn_udp::UdpSocketState::new((&socket).into()).map_err(ListenError::UdpSetup)?;
+        let slot = if udp.gro_segments() > 1 { GRO_SLOT } else { PLAIN_SLOT };
         Ok(Socket {
-            udp: quinn_udp::UdpSocketState::new((&socket).into()).map_err(ListenError::UdpSetup)?,
+            udp,
             socket,
             local,
-            recv_buf: vec![0; 65536],
+            recv_buf: vec![0; RECV_SLOTS * slot],
+            slot,
+            recv_meta: [quinn_udp::RecvMeta::default(); RECV_SLOTS],
             send_buf: vec![0; MAX_GSO_SEGMENTS * MAX_PACKET],
             blocked: Vec::new(),
-            may_have_more: true,
+            // Datagrams that arrive before the socket is registered make
+            // it ready at registration (epoll reports what is queued).
+            may_have_more: false,
         })
     }
 
@@ -105,17 +131,27 @@ impl Socket {
         registry.register(&mut self.socket, token, Interest::READABLE | Interest::WRITABLE).map_err(ListenError::Socket)
     }
 
-    /// One read into `recv_buf`; with GRO it may carry several datagrams.
-    pub fn recv(&mut self) -> io::Result<quinn_udp::RecvMeta> {
-        let mut meta = [quinn_udp::RecvMeta::default()];
-        let mut bufs = [std::io::IoSliceMut::new(&mut self.recv_buf)];
-        self.udp.recv((&self.socket).into(), &mut bufs, &mut meta)?;
-        Ok(meta[0])
+    /// One receive call (recvmmsg on Linux) into at most `max` (>= 1) of
+    /// the slots; returns how many it filled. Each filled slot is one
+    /// datagram or, with GRO, several of `stride` bytes (`received`).
+    pub fn recv(&mut self, max: usize, counters: &Counters) -> io::Result<usize> {
+        let n = max.clamp(1, RECV_SLOTS);
+        let mut slots = self.recv_buf.chunks_mut(self.slot);
+        let mut bufs: [std::io::IoSliceMut<'_>; RECV_SLOTS] =
+            std::array::from_fn(|_| std::io::IoSliceMut::new(slots.next().unwrap_or_default()));
+        Counters::add(&counters.udp_recv_calls, 1);
+        self.udp.recv((&self.socket).into(), &mut bufs[..n], &mut self.recv_meta[..n])
+    }
+
+    /// Where slot `i` of the last `recv` starts in `recv_buf`, and what it holds.
+    pub fn received(&self, i: usize) -> (usize, quinn_udp::RecvMeta) {
+        (i * self.slot, self.recv_meta[i])
     }
 
     /// Answers an Initial of an unsupported version.
-    pub fn negotiate_version(&mut self, scid: &quiche::ConnectionId, dcid: &quiche::ConnectionId, to: SocketAddr) {
+    pub fn negotiate_version(&mut self, scid: &quiche::ConnectionId, dcid: &quiche::ConnectionId, to: SocketAddr, counters: &Counters) {
         if let Ok(n) = quiche::negotiate_version(scid, dcid, &mut self.send_buf) {
+            Counters::add(&counters.udp_send_calls, 1);
             let _ = self.socket.send_to(&self.send_buf[..n], to);
         }
     }
@@ -130,10 +166,10 @@ impl Socket {
 
     /// Sends what was blocked, in order; false if the socket still will not
     /// take it.
-    pub fn retry_blocked(&mut self) -> bool {
+    pub fn retry_blocked(&mut self, counters: &Counters) -> bool {
         while !self.blocked.is_empty() {
             let b = &self.blocked[0];
-            if send_run(&self.udp, &self.socket, &b.data, b.to, b.segment).is_err() {
+            if send_run(&self.udp, &self.socket, &b.data, b.to, b.segment, counters).is_err() {
                 return false;
             }
             self.blocked.remove(0);
@@ -153,17 +189,26 @@ impl Socket {
         }
         let segment = (run.count > 1).then_some(run.segment);
         let contents = &self.send_buf[..run.len];
-        if self.blocked.is_empty() && send_run(&self.udp, &self.socket, contents, run.to, segment).is_ok() {
+        if self.blocked.is_empty() && send_run(&self.udp, &self.socket, contents, run.to, segment, counters).is_ok() {
             return;
         }
         self.blocked.push(Blocked { data: contents.to_vec(), to: run.to, segment });
     }
 }
 
-/// One GSO send (or a plain one for a single packet). quinn-udp falls back
-/// to separate datagrams itself where the kernel lacks GSO.
-fn send_run(udp: &quinn_udp::UdpSocketState, socket: &UdpSocket, buf: &[u8], to: SocketAddr, segment: Option<usize>) -> io::Result<()> {
+/// One GSO send (or a plain one for a single packet): one sendmsg, counted
+/// whatever it returns. quinn-udp falls back to separate datagrams itself
+/// where the kernel lacks GSO.
+fn send_run(
+    udp: &quinn_udp::UdpSocketState,
+    socket: &UdpSocket,
+    buf: &[u8],
+    to: SocketAddr,
+    segment: Option<usize>,
+    counters: &Counters,
+) -> io::Result<()> {
     let t = quinn_udp::Transmit { destination: to, ecn: None, contents: buf, segment_size: segment, src_ip: None };
+    Counters::add(&counters.udp_send_calls, 1);
     match udp.try_send(socket.into(), &t) {
         // Any other error (an ICMP-reported peer, GSO refused: quinn-udp then
         // turns GSO off) loses these packets like the network would; QUIC
