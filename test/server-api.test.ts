@@ -199,9 +199,12 @@ describe('UDP I/O', function () {
       const c = server.counters();
       assert.ok(c.udpRecvCalls > 0, `receive calls: ${c.udpRecvCalls}`);
       assert.ok(c.udpSendCalls > 0, `send calls: ${c.udpSendCalls}`);
-      // Read only on a readable event, up to 32 datagrams per recvmmsg, and
-      // a short batch means the socket is empty: never a call per datagram plus one.
-      assert.ok(c.udpRecvCalls <= c.udpDatagramsReceived, `${c.udpRecvCalls} receive calls for ${c.udpDatagramsReceived} datagrams`);
+      // Reads happen only after a readable event, take up to 32 datagrams a
+      // call, and a short batch ends the run. A call can find nothing only
+      // when the event's datagram was already taken by the call before it,
+      // so there are at most two calls per datagram; turns woken by
+      // JavaScript alone (one per event batch) make none.
+      assert.ok(c.udpRecvCalls <= 2 * c.udpDatagramsReceived, `${c.udpRecvCalls} receive calls for ${c.udpDatagramsReceived} datagrams`);
       assert.ok(c.udpSendCalls <= c.udpDatagramsSent, `${c.udpSendCalls} send calls for ${c.udpDatagramsSent} datagrams`);
     } finally {
       await server.close();
