@@ -38,7 +38,7 @@ async function main() {
   const baseline = options.baseline ? await prepareBaseline(options.baseline) : undefined;
 
   for (let round = 1; round <= P.rounds; round++) {
-    log(`round ${round}/${P.rounds}: W1 (GET /login, 1 conn x 20 streams, ${P.w1Requests} requests), W2 (${P.w2Fresh} fresh connections)`);
+    log(`round ${round}/${P.rounds}: W1 (GET /login, 1 conn x 20 streams, ${P.w1Requests} requests), W2 (${P.w2Fresh} fresh connections after ${P.w2Warmup} unmeasured)`);
     await run.w1w2(round);
     log(`round ${round}/${P.rounds}: W3 (POST 4096-byte bodies, 1 conn x 20 streams, ${P.w3Requests} requests)`);
     await run.w3(round);

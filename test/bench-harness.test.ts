@@ -13,6 +13,8 @@ import { createProfileB } from '../src/demo/profiles/profile-b';
 import { b64, runClient, PlannedRequest, H3Response } from './helpers/h3client';
 import { ROOT } from './helpers/paths';
 import { runWt } from './helpers/wt-client';
+import { spread, w2Lines, w2Summary } from '../bench/lib/report';
+import type { Row } from '../bench/lib/workloads';
 
 /**
  * The addon variant with the bench answerer (cargo feature bench-handler),
@@ -90,6 +92,44 @@ describe('benchmark harness pieces', function () {
       ],
     );
     assert.deepEqual(native, ts);
+  });
+
+  it("summarises W2 per round: CPU per fresh connection from schedstat, each h3-node row over Caddy's of the same round, the spread", () => {
+    const row = (variant: string, round: number, exact: number | undefined, p50 = 1): Row =>
+      ({ workload: 'W2', variant, round, requests: 2000, rps: 800, p50_ms: p50, cpu_us_per_req: 600, ...(exact === undefined ? {} : { cpu_us_per_req_exact: exact }) }) as Row;
+    const rows = [
+      // 400 us x 800 connections/s = 32 % of the core; the core was 50 % busy: others took 18 %.
+      { ...row('h3-node (TypeScript)', 1, 400), server_core_all: 0.5 },
+      row('caddy', 1, 1000, 2),
+      row('h3-node (TypeScript)', 2, 420),
+      row('caddy', 2, 1200, 2),
+      row('h3-node (TypeScript)', 3, 410),
+      row('caddy', 3, 1000, 2),
+      // W1 rows and rows without the scheduler's figure are not W2's CPU per connection.
+      { ...row('h3-node (TypeScript)', 1, 5), workload: 'W1' },
+      row('h3-node (native)', 1, undefined),
+    ];
+    const s = w2Summary(rows, 2000);
+    assert.deepEqual(
+      s.servers.map((x) => [x.variant, x.cpu_us, x.per_round_us]),
+      [
+        ['h3-node (TypeScript)', 410, [400, 420, 410]],
+        ['caddy', 1000, [1000, 1200, 1000]],
+      ],
+    );
+    const ts = s.servers[0];
+    assert.ok(Math.abs(ts.rel_spread - 20 / 410) < 1e-12);
+    // sd 10 over sqrt(3), over the mean 410.
+    assert.ok(Math.abs(ts.rel_std_err - 10 / Math.sqrt(3) / 410) < 1e-12);
+    assert.ok(Math.abs(ts.others_on_server_core[0] - 0.18) < 1e-12);
+    assert.ok(Number.isNaN(ts.others_on_server_core[1]), 'not measured');
+    assert.equal(s.vs_caddy.length, 1);
+    assert.deepEqual(s.vs_caddy[0].per_round, [0.4, 0.35, 0.41]);
+    assert.equal(s.vs_caddy[0].ratio, 0.4);
+    assert.ok(w2Lines(s).some((l) => l.includes('h3-node (TypeScript) / caddy') && l.includes('0.400x')));
+    const one = spread([7]);
+    assert.equal(one.relSpread, 0);
+    assert.ok(Number.isNaN(one.relStdErr));
   });
 
   it("counts quiche's received DATAGRAM frames, equal to Profile B's usage.datagrams", async () => {

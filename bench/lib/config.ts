@@ -45,7 +45,9 @@ export function parameters(quick: boolean) {
     /** Unmeasured requests before each measured W1/W3 run, for every server. */
     warmup: quick ? 3_000 : 10_000,
     w1Requests: quick ? 10_000 : 100_000,
-    w2Fresh: 100,
+    /** W2: fresh connections per server per round (one full handshake and one GET /login each), after an unmeasured few. */
+    w2Fresh: quick ? 100 : 2_000,
+    w2Warmup: quick ? 20 : 100,
     w3Requests: quick ? 5_000 : 50_000,
     w4Attempts: quick ? 1 : 3,
     w5Idle: quick ? 300 : 1000,

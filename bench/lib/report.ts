@@ -111,6 +111,86 @@ class Medians {
   }
 }
 
+/** Per-round figures: their median, the relative spread (max - min) / median, and the relative standard error of their mean (sd / sqrt(n) / mean). */
+export function spread(xs: number[]): { median: number; relSpread: number; relStdErr: number } {
+  const n = xs.length;
+  const mean = xs.reduce((a, b) => a + b, 0) / n;
+  const sd = n > 1 ? Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1)) : NaN;
+  return { median: median(xs), relSpread: n ? (Math.max(...xs) - Math.min(...xs)) / median(xs) : NaN, relStdErr: sd / Math.sqrt(n) / mean };
+}
+
+/** W2's CPU per fresh connection: per server, and each h3-node row over Caddy, round by round. */
+export interface W2Summary {
+  fresh: number;
+  servers: Array<{
+    variant: string;
+    cpu_us: number;
+    per_round_us: number[];
+    rel_spread: number;
+    rel_std_err: number;
+    ttfb_p50_ms: number;
+    conns_per_s: number;
+    /** Per round: the share of the server's core that other processes used during the run ("core busy (all)" minus the server's own), which inflates the server's CPU figure too (caches, switches). */
+    others_on_server_core: number[];
+  }>;
+  /** Median of the rounds' own ratios: a round measures both servers within seconds, so its ratio cancels the machine's drift between rounds. */
+  vs_caddy: Array<{ variant: string; ratio: number; per_round: number[]; rel_spread: number; rel_std_err: number }>;
+}
+
+export function w2Summary(rows: Row[], fresh: number): W2Summary {
+  const w2 = rows.filter((r) => r.workload === 'W2' && r.cpu_us_per_req_exact !== undefined);
+  const variants = [...new Set(w2.map((r) => r.variant))];
+  const byRound = (variant: string) => new Map(w2.filter((r) => r.variant === variant).map((r) => [r.round, r]));
+  const servers = variants.map((variant) => {
+    const own = [...byRound(variant).values()];
+    const xs = own.map((r) => r.cpu_us_per_req_exact!);
+    const s = spread(xs);
+    return {
+      variant,
+      cpu_us: s.median,
+      per_round_us: xs,
+      rel_spread: s.relSpread,
+      rel_std_err: s.relStdErr,
+      ttfb_p50_ms: median(own.map((r) => r.p50_ms)),
+      conns_per_s: median(own.map((r) => r.rps)),
+      others_on_server_core: own.map((r) => Math.max(0, (r.server_core_all ?? NaN) - (r.cpu_us_per_req_exact! * r.rps) / 1e6)),
+    };
+  });
+  const caddy = byRound('caddy');
+  const vs_caddy = variants
+    .filter((v) => v !== 'caddy' && caddy.size)
+    .map((variant) => {
+      const per_round = [...byRound(variant).entries()]
+        .filter(([round]) => caddy.has(round))
+        .map(([round, r]) => r.cpu_us_per_req_exact! / caddy.get(round)!.cpu_us_per_req_exact!);
+      const s = spread(per_round);
+      return { variant, ratio: s.median, per_round, rel_spread: s.relSpread, rel_std_err: s.relStdErr };
+    });
+  return { fresh, servers, vs_caddy };
+}
+
+/** W2's section under the results table. */
+export function w2Lines(s: W2Summary): string[] {
+  const p = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)} %` : 'n/a');
+  const lines = [
+    `W2: ${s.fresh} fresh connections per server per round (full handshake + one GET /login each); server CPU per fresh connection from the scheduler (schedstat ns, all threads), median over rounds`,
+    `| server | CPU us per fresh connection | per round | spread (max-min)/median | std error of mean | TTFB p50 ms | connections/s | other processes on core ${SERVER_CORE}, per round |`,
+    '|---|---:|---|---:|---:|---:|---:|---|',
+    ...s.servers.map(
+      (x) =>
+        `| ${x.variant} | ${x.cpu_us.toFixed(1)} | ${x.per_round_us.map((v) => v.toFixed(1)).join(', ')} | ${p(x.rel_spread)} | ${p(x.rel_std_err)} | ` +
+        `${x.ttfb_p50_ms.toFixed(2)} | ${x.conns_per_s.toFixed(0)} | ${x.others_on_server_core.map(pct).join(', ')} |`,
+    ),
+    '',
+    ...s.vs_caddy.map(
+      (x) =>
+        `- W2 ${x.variant} / caddy, CPU per fresh connection: ${x.ratio.toFixed(3)}x (median of the rounds' ratios ${x.per_round.map((v) => v.toFixed(3)).join(', ')}; ` +
+        `spread ${p(x.rel_spread)}, std error ${p(x.rel_std_err)})`,
+    ),
+  ];
+  return lines;
+}
+
 /** W8's transfers of one server and direction that completed. */
 const w8Of = (r: RunResults, variant: string, direction: string) => r.w8.filter((t) => t.variant === variant && t.direction === direction && !t.error);
 const w8Median = (r: RunResults, variant: string, direction: string, key: 'mb_per_s' | 'cpu_s_per_gib' | 'seconds') =>
@@ -121,7 +201,7 @@ const w8RssMax = (r: RunResults, variant: string, direction: string) => {
   return xs.length ? Math.max(...xs) : NaN;
 };
 
-function targetChecks(r: RunResults, med: Medians): Check[] {
+function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
   const w1Rps = med.of('W1', TS, 'rps');
   const w8Ratio = (direction: string, peer: string) => w8Median(r, COMPAT, direction, 'mb_per_s') / w8Median(r, peer, direction, 'mb_per_s');
   return [
@@ -133,6 +213,7 @@ function targetChecks(r: RunResults, med: Medians): Check[] {
     check('W1', 'CPU/request vs Caddy', med.of('W1', TS, 'cpu_us_per_req') / med.of('W1', 'caddy', 'cpu_us_per_req'), 'max', 0.5),
     check('W1', 'UDP syscalls per request (receive + send), 1 connection x 20 streams', med.udpCalls('W1', TS).total, 'max', 0.5, '/req'),
     check('W2', 'TTFB p50 vs Caddy', med.of('W2', TS, 'p50_ms') / med.of('W2', 'caddy', 'p50_ms'), 'max', 1.0),
+    check('W2', 'CPU per fresh connection vs Caddy', w2.vs_caddy.find((x) => x.variant === TS)?.ratio ?? NaN, 'max', 0.5),
     check('W3', 'req/s vs Caddy->Node', med.of('W3', TS, 'rps') / med.of('W3', 'caddy -> node http', 'rps'), 'min', 2.0),
     check('W3', 'req/s vs node:http2', med.of('W3', TS, 'rps') / med.of('W3', 'node-http2 (h2load)', 'rps'), 'min', 0.8),
     check('W4', 'bytes read past cap (max)', Math.max(...r.w4.attempts.map((a) => a.past_cap)), 'max', 65536, 'B'),
@@ -205,7 +286,8 @@ function paceLines(r: RunResults, med: Medians): string[] {
 /** Prints the tables and writes bench/results/<date>[-quick].json, .svg and .md. */
 export function report(r: RunResults): void {
   const med = new Medians(r.rows);
-  const checks = targetChecks(r, med);
+  const w2 = w2Summary(r.rows, r.P.w2Fresh);
+  const checks = targetChecks(r, med, w2);
 
   // Table of medians per workload and server; also kept for <date>.md.
   const md: string[] = [];
@@ -240,6 +322,8 @@ export function report(r: RunResults): void {
     `- W1 ${TS}: UDP syscalls per request ${Number.isFinite(udp.total) ? udp.total.toFixed(3) : 'not measured'} ` +
       `(receive ${udp.recv.toFixed(3)} + send ${udp.send.toFixed(3)}; native counters udpRecvCalls, udpSendCalls over the measured requests)`,
   );
+  table('');
+  for (const line of w2Lines(w2)) table(line);
   if (r.w8.length) {
     table('');
     for (const line of w8Table(r)) table(line);
@@ -271,6 +355,8 @@ export function report(r: RunResults): void {
     w8: r.w8,
     /** Medians over the rounds; the per-round figures are in rows (udp_recv_calls_per_req, udp_send_calls_per_req). */
     w1_udp_syscalls_per_request: { variant: TS, receive: udp.recv, send: udp.send, total: udp.total },
+    /** W2's server CPU per fresh connection (schedstat), per round and as medians, and the per-round ratios to Caddy. */
+    w2_cpu_per_connection: w2,
     checks,
     ...(r.comparison ? { baseline: r.comparison } : {}),
     seconds,

@@ -57,6 +57,19 @@ export async function measureW3(P: Params, s: Server, port: number, options: H3L
   return h3Load(s, `https://127.0.0.1:${port}/count`, [...post4096, ...warm(P.w3Requests)], options);
 }
 
+/**
+ * W2's measured run on a started server: a few unmeasured fresh connections
+ * (the connection open/close paths' JIT and pools), then P.w2Fresh fresh
+ * connections one after another, each a full handshake (the client keeps no
+ * session tickets) and one `GET /login`. Server CPU to the nanosecond
+ * (schedstat): the figure is CPU per fresh connection, to within a few percent.
+ */
+export async function measureW2(P: Params, s: Server, port: number): Promise<Measured> {
+  const url = `https://127.0.0.1:${port}/login`;
+  await h3Load(s, url, ['-fresh', '-requests', String(P.w2Warmup)]);
+  return h3Load(s, url, ['-fresh', '-requests', String(P.w2Fresh)], { exactCpu: true });
+}
+
 export interface W4Result {
   attempts: Array<{ status: number; after_ms: number; past_cap: number; client_handed: number }>;
 }
@@ -107,27 +120,31 @@ export class Workloads {
     this.rows.push({ workload, variant, round, ...m });
     log(
       `  ${workload} ${variant.padEnd(22)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms  ` +
-        `cpu ${m.cpu_us_per_req.toFixed(1)} us/req  peak RSS ${(m.peak_rss_kib / 1024).toFixed(1)} MiB  errors ${m.errors + m.timeouts}` +
+        `cpu ${m.cpu_us_per_req.toFixed(1)} us/req${m.cpu_us_per_req_exact !== undefined ? ` (schedstat ${m.cpu_us_per_req_exact.toFixed(1)})` : ''}  peak RSS ${(m.peak_rss_kib / 1024).toFixed(1)} MiB  errors ${m.errors + m.timeouts}` +
         (m.client_cpu_s !== undefined ? `  client cpu ${((100 * m.client_cpu_s) / m.seconds).toFixed(0)}%` : '') +
         (m.udp_recv_calls_per_req !== undefined ? `  UDP syscalls ${udpSyscallsPerReq(m).toFixed(3)}/req` : ''),
     );
   }
 
-  async w1w2(round: number) {
-    const P = this.P;
-    const servers: Array<[string, () => Promise<Server & { port?: number; portA?: number }>]> = [
+  /** W1 and W2's servers: h3-node on both paths and Caddy, answering Profile A. */
+  private profileAServers(): Array<[string, () => Promise<Server & { port?: number; portA?: number }>]> {
+    return [
       [TS, () => this.startH3Node('a', false)],
       ...(this.hasNative ? [[NATIVE, () => this.startH3Node('a', true)] as [string, () => Promise<H3NodeServer>]] : []),
       ['caddy', () => startCaddy(false)],
     ];
-    for (const [variant, start] of servers) {
+  }
+
+  async w1w2(round: number) {
+    const P = this.P;
+    for (const [variant, start] of this.profileAServers()) {
       const s = await start();
       const p = s.port ?? s.portA!;
       // Exact CPU for the TypeScript row: createSecureServer's is compared with it to within a few percent.
       // Its UDP syscalls per request from the native counters (issue 17's target).
       const udp = variant === TS ? { counters: () => counters(s as H3NodeServer) } : {};
       this.keep('W1', variant, round, await measureW1(P, s, p, { exactCpu: variant === TS, ...udp }));
-      this.keep('W2', variant, round, await h3Load(s, `https://127.0.0.1:${p}/login`, ['-fresh', '-requests', String(P.w2Fresh)]));
+      this.keep('W2', variant, round, await measureW2(P, s, p));
       await stopServer(s);
     }
     if (this.hasCompat) {
@@ -143,6 +160,15 @@ export class Workloads {
     await h2Load(h2c, `https://127.0.0.1:${h2c.port}/login`, P.warmup);
     this.keep('W1', H2_COMPAT, round, await h2Load(h2c, `https://127.0.0.1:${h2c.port}/login`, P.w1Requests));
     await stopServer(h2c);
+  }
+
+  /** W2 alone (bench/tools/w2.ts): each server started fresh, W2's warm-up and measured run, stopped. */
+  async w2(round: number) {
+    for (const [variant, start] of this.profileAServers()) {
+      const s = await start();
+      this.keep('W2', variant, round, await measureW2(this.P, s, s.port ?? s.portA!));
+      await stopServer(s);
+    }
   }
 
   async w3(round: number) {
