@@ -23,9 +23,9 @@ pub const RECV_SLOTS: usize = quinn_udp::BATCH_SIZE;
 /// read, so nothing is truncated.
 const GRO_SLOT: usize = 64 * 1024;
 /// A receive buffer without GRO holds one datagram. quiche advertises
-/// max_udp_payload_size 1472 (config.rs) and a client's first Initial is
-/// 1200 to about 1472 bytes, so 2 KiB holds whatever a peer sends; a larger
-/// datagram arrives truncated and quiche drops it, as if lost.
+/// max_udp_payload_size 1472 (config::RECV_LIMIT) and a client's first
+/// Initial is 1200 to about 1472 bytes, so 2 KiB holds whatever a peer
+/// sends; a larger datagram arrives truncated and quiche drops it, as if lost.
 const PLAIN_SLOT: usize = 2048;
 
 /// A send the socket would not take (WouldBlock), kept in order.
@@ -156,6 +156,14 @@ impl Socket {
         }
     }
 
+    /// Sends a stateless reset (or any lone datagram outside a connection).
+    pub fn send_lone(&mut self, len: usize, to: SocketAddr, counters: &Counters) {
+        Counters::add(&counters.udp_send_calls, 1);
+        Counters::add(&counters.udp_datagrams_sent, 1);
+        Counters::add(&counters.udp_bytes_sent, len as u64);
+        let _ = self.socket.send_to(&self.send_buf[..len], to);
+    }
+
     pub fn max_segments(&self) -> usize {
         self.udp.max_gso_segments().clamp(1, MAX_GSO_SEGMENTS)
     }
@@ -210,6 +218,29 @@ fn send_run(
     let t = quinn_udp::Transmit { destination: to, ecn: None, contents: buf, segment_size: segment, src_ip: None };
     Counters::add(&counters.udp_send_calls, 1);
     match udp.try_send(socket.into(), &t) {
+        // Larger than the path allows (the interface's MTU, or a route's
+        // learned one): a PMTU probe, or packets built for a larger path
+        // than this one. Never silently: counted (and logged once by the
+        // loop), and a GSO run is re-sent one datagram at a time so only
+        // the too-large ones are lost; QUIC loss recovery (and PMTUD for a
+        // probe) handles those.
+        Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
+            match segment {
+                Some(size) => {
+                    for one in buf.chunks(size) {
+                        let t = quinn_udp::Transmit { destination: to, ecn: None, contents: one, segment_size: None, src_ip: None };
+                        Counters::add(&counters.udp_send_calls, 1);
+                        match udp.try_send(socket.into(), &t) {
+                            Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => Counters::add(&counters.udp_too_large, 1),
+                            // WouldBlock part way: the rest is lost, as on a full queue.
+                            _ => {}
+                        }
+                    }
+                }
+                None => Counters::add(&counters.udp_too_large, 1),
+            }
+            Ok(())
+        }
         // Any other error (an ICMP-reported peer, GSO refused: quinn-udp then
         // turns GSO off) loses these packets like the network would; QUIC
         // loss recovery resends them.
