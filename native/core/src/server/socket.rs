@@ -248,3 +248,51 @@ fn send_run(
         r => r,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (std::net::UdpSocket, UdpSocket, quinn_udp::UdpSocketState, SocketAddr) {
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_millis(500))).unwrap();
+        let std_tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        std_tx.set_nonblocking(true).unwrap();
+        enlarge_socket_buffers(&std_tx);
+        let tx = UdpSocket::from_std(std_tx);
+        let udp = quinn_udp::UdpSocketState::new((&tx).into()).unwrap();
+        let to = rx.local_addr().unwrap();
+        (rx, tx, udp, to)
+    }
+
+    #[test]
+    fn a_datagram_too_large_is_counted_not_silent() {
+        let (_rx, tx, udp, to) = pair();
+        let counters = Counters::default();
+        let big = vec![0u8; 70_000];
+        send_run(&udp, &tx, &big, to, None, &counters).unwrap();
+        assert_eq!(Counters::get(&counters.udp_too_large), 1);
+    }
+
+    #[test]
+    fn a_gso_run_the_kernel_refuses_as_too_large_is_resent_datagram_by_datagram() {
+        let (rx, tx, udp, to) = pair();
+        if udp.max_gso_segments() < 2 {
+            return;
+        }
+        let counters = Counters::default();
+        // 60 segments of 1,200 bytes: 72,000 bytes, more than one GSO send
+        // (64 KiB) may carry.
+        let run = vec![0x40u8; 60 * 1200];
+        send_run(&udp, &tx, &run, to, Some(1200), &counters).unwrap();
+        assert_eq!(Counters::get(&counters.udp_too_large), 0);
+        let mut buf = [0u8; 2048];
+        let mut got = 0;
+        while let Ok((n, _)) = rx.recv_from(&mut buf) {
+            assert_eq!(n, 1200);
+            got += 1;
+        }
+        assert_eq!(got, 60, "every datagram arrived");
+        assert_eq!(Counters::get(&counters.udp_send_calls), 61, "the refused run, then one send per datagram");
+    }
+}
