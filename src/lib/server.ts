@@ -44,6 +44,13 @@ export interface ServerOptions {
   /** A connection whose handshake has not completed this long after its first packet is dropped (default 10 s). */
   handshakeTimeoutMs?: number;
   /**
+   * Key for stateless reset tokens (RFC 9000 section 10.3): 32 bytes, as a
+   * Buffer or 64 hex digits. A server restarted with the same key resets
+   * the connections of the one before it, so their clients retry at once
+   * rather than at their idle timeout. Absent: a random key per process.
+   */
+  statelessResetKey?: Buffer | string;
+  /**
    * A request not answered this long after its header section arrived is
    * answered 503 by the server and its stream freed (default 30 s; 0 turns it
    * off). A later end() from the handler is ignored. See docs/reliability.md.
@@ -163,6 +170,7 @@ export class Http3Server extends EventEmitter {
         bodyCredit: options.bodyCredit,
         idleTimeoutMs: options.idleTimeoutMs,
         handshakeTimeoutMs: options.handshakeTimeoutMs,
+        statelessResetKey: options.statelessResetKey,
         maxConnections: options.maxConnections,
         maxStreamsPerConnection: options.maxStreamsPerConnection,
         maxFieldSectionSize: options.maxFieldSectionSize,
@@ -222,6 +230,9 @@ export class Http3Server extends EventEmitter {
         quicDatagramsReceived: 0,
         sendBytesQueued: 0,
         bodyBytesBuffered: 0,
+        udpTooLarge: 0,
+        statelessResetsSent: 0,
+        statelessResetsLimited: 0,
         nativeResponses200: 0,
         nativeResponses413: 0,
         nativeResponses429: 0,

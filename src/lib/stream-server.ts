@@ -27,6 +27,8 @@ export interface CoreOptions {
   bodyCredit?: number;
   idleTimeoutMs?: number;
   handshakeTimeoutMs?: number;
+  /** 32 bytes, or 64 hex digits (ServerOptions.statelessResetKey). */
+  statelessResetKey?: Buffer | string;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
@@ -101,6 +103,7 @@ export class StreamServer implements EventSink, StreamOwner {
           bodyCredit: o.bodyCredit,
           idleTimeoutMs: o.idleTimeoutMs,
           handshakeTimeoutMs: o.handshakeTimeoutMs,
+          statelessResetKey: resetKeyOf(o.statelessResetKey),
           maxConnections: o.maxConnections,
           maxStreamsPerConnection: o.maxStreamsPerConnection,
           maxFieldSectionSize: o.maxFieldSectionSize,
@@ -286,4 +289,14 @@ export class StreamServer implements EventSink, StreamOwner {
     this.connections.set(conn, c);
     return c;
   }
+}
+
+/** statelessResetKey as the addon takes it: exactly 32 bytes. */
+export function resetKeyOf(key: Buffer | string | undefined): Buffer | undefined {
+  if (key === undefined) return undefined;
+  const bytes = typeof key === 'string' ? (/^[0-9a-fA-F]{64}$/.test(key) ? Buffer.from(key, 'hex') : undefined) : key;
+  if (bytes === undefined || !Buffer.isBuffer(bytes) || bytes.length !== 32) {
+    throw new TypeError('statelessResetKey must be 32 bytes: a Buffer or 64 hex digits');
+  }
+  return bytes;
 }

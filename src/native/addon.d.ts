@@ -85,6 +85,19 @@ export interface NativeCounters {
    * application (body window mode), server-wide, now.
    */
   bodyBytesBuffered: number
+  /**
+   * Datagrams the kernel refused as larger than the path allows (EMSGSIZE):
+   * PMTU probes past the link's MTU, or a route whose MTU shrank. A refused
+   * GSO run is re-sent one datagram at a time; only the too-large ones count.
+   */
+  udpTooLarge: number
+  /**
+   * Stateless resets sent (RFC 9000 section 10.3): answers to short-header
+   * packets for a connection ID the server does not know.
+   */
+  statelessResetsSent: number
+  /** Stateless resets not sent because of the rate limit (200 per second). */
+  statelessResetsLimited: number
   nativeResponses200: number
   nativeResponses413: number
   nativeResponses429: number
@@ -127,6 +140,11 @@ export interface NativeOptions {
   keylogPath?: string
   /** Directory for one qlog (JSON-SEQ) file per connection. */
   qlogDir?: string
+  /**
+   * Key for stateless reset tokens: 32 bytes; absent, one random key per
+   * process.
+   */
+  statelessResetKey?: Buffer
   /**
    * Benchmark only ("a" or "c"): Rust answers Profile A / C itself
    * (bench_handler.rs, in addons built with the `bench-handler` feature),

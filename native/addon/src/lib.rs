@@ -50,6 +50,9 @@ pub struct NativeOptions {
     pub keylog_path: Option<String>,
     /// Directory for one qlog (JSON-SEQ) file per connection.
     pub qlog_dir: Option<String>,
+    /// Key for stateless reset tokens: 32 bytes; absent, one random key per
+    /// process.
+    pub stateless_reset_key: Option<Buffer>,
     /// Benchmark only ("a" or "c"): Rust answers Profile A / C itself
     /// (bench_handler.rs, in addons built with the `bench-handler` feature),
     /// to measure the boundary's cost.
@@ -126,6 +129,13 @@ pub struct NativeServer {
 pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => void")] on_events: EventCallback) -> Result<NativeServer> {
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port out of range: {}", options.port)))?;
     let d = Options::default();
+    let stateless_reset_key = match options.stateless_reset_key {
+        None => None,
+        Some(b) => Some(
+            <[u8; 32]>::try_from(&b[..])
+                .map_err(|_| Error::from_reason(format!("statelessResetKey must be 32 bytes, not {}", b.len())))?,
+        ),
+    };
     let opts = Options {
         host: options.host,
         port,
@@ -144,6 +154,7 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         webtransport: options.webtransport.unwrap_or(d.webtransport),
         keylog_path: options.keylog_path,
         qlog_dir: options.qlog_dir,
+        stateless_reset_key,
     };
     let inbox = Arc::new(Inbox::default());
     let sink: Sink = Box::new(move |batch: Vec<u8>| {

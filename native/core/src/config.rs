@@ -4,6 +4,22 @@
 use crate::error::ListenError;
 use crate::h3::connection::{BodyMode, H3Options};
 
+/// Largest UDP payload the server accepts (max_udp_payload_size); the
+/// receive buffers (server/socket.rs) hold more.
+pub const RECV_LIMIT: usize = 1472;
+/// Largest UDP payload sent: a 1500-byte IPv4 packet (20 + 8 bytes of headers).
+pub const SEND_LIMIT_V4: usize = 1472;
+/// Largest UDP payload sent over IPv6: a 1500-byte packet (40 + 8 bytes).
+pub const SEND_LIMIT_V6: usize = 1452;
+
+/// The send limit for a peer: IPv6 headers are 20 bytes longer.
+pub fn send_limit(peer: std::net::SocketAddr) -> usize {
+    match peer {
+        std::net::SocketAddr::V6(a) if a.ip().to_ipv4_mapped().is_none() => SEND_LIMIT_V6,
+        _ => SEND_LIMIT_V4,
+    }
+}
+
 /// `Options::default()` holds every default the core has; the addon fills
 /// in what JavaScript leaves out from it, and reports it in `limits()`.
 #[derive(Debug, Clone)]
@@ -32,6 +48,9 @@ pub struct Options {
     pub keylog_path: Option<String>,
     /// Write one qlog file per connection into this directory.
     pub qlog_dir: Option<String>,
+    /// Key for stateless reset tokens (reset.rs); None: one random key per
+    /// process.
+    pub stateless_reset_key: Option<crate::reset::ResetKey>,
 }
 
 impl Default for Options {
@@ -54,6 +73,7 @@ impl Default for Options {
             webtransport: false,
             keylog_path: None,
             qlog_dir: None,
+            stateless_reset_key: None,
         }
     }
 }
@@ -81,8 +101,13 @@ impl Options {
             .map_err(|_| ListenError::PrivateKey { path: self.key_path.clone() })?;
         c.set_application_protos(&[b"h3"]).map_err(ListenError::Alpn)?;
         c.set_max_idle_timeout(self.idle_timeout_ms);
-        c.set_max_recv_udp_payload_size(1472);
-        c.set_max_send_udp_payload_size(1472);
+        // Packet size (docs/design.md): quiche's path MTU discovery starts
+        // each path at 1200 bytes and probes up to the send limit, which
+        // `server::accept` sets per peer (1472 over IPv4, 1452 over IPv6:
+        // a 1500-byte link either way). Peers may send us up to RECV_LIMIT.
+        c.set_max_recv_udp_payload_size(RECV_LIMIT);
+        c.set_max_send_udp_payload_size(SEND_LIMIT_V4);
+        c.discover_pmtu(true);
         let streams = self.max_streams_per_connection;
         c.set_initial_max_streams_bidi(streams);
         // Unidirectional: the client's control and QPACK streams plus

@@ -52,6 +52,15 @@ macro_rules! reported_counters {
                 #[doc = "Request-body bytes buffered for requests not yet handed to the"]
                 #[doc = "application (body window mode), server-wide, now."]
                 body_bytes_buffered,
+                #[doc = "Datagrams the kernel refused as larger than the path allows (EMSGSIZE):"]
+                #[doc = "PMTU probes past the link's MTU, or a route whose MTU shrank. A refused"]
+                #[doc = "GSO run is re-sent one datagram at a time; only the too-large ones count."]
+                udp_too_large,
+                #[doc = "Stateless resets sent (RFC 9000 section 10.3): answers to short-header"]
+                #[doc = "packets for a connection ID the server does not know."]
+                stateless_resets_sent,
+                #[doc = "Stateless resets not sent because of the rate limit (200 per second)."]
+                stateless_resets_limited,
             }
             // Responses the native core wrote by itself: the 200 that opens a
             // WebTransport session, 413 over the body window, 429 past the

@@ -25,6 +25,7 @@ pub mod ids;
 pub mod keylog;
 pub mod panic_report;
 pub mod qlog;
+pub mod reset;
 pub mod server;
 #[cfg(any(test, feature = "test-pair"))]
 pub mod testing;

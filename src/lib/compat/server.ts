@@ -73,6 +73,13 @@ export interface SecureServerOptions extends TlsInput {
   /** QUIC idle timeout (default 30 s). */
   idleTimeoutMs?: number;
   handshakeTimeoutMs?: number;
+  /**
+   * Key for stateless reset tokens (RFC 9000 section 10.3): 32 bytes, as a
+   * Buffer or 64 hex digits. A server restarted with the same key resets
+   * the connections of the one before it, so their clients retry at once
+   * rather than at their idle timeout. Absent: a random key per process.
+   */
+  statelessResetKey?: Buffer | string;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   /** Largest request field section, advertised in SETTINGS. Responses are bounded only by the client's own setting. */
@@ -197,6 +204,7 @@ export class Http3SecureServer extends EventEmitter {
         bodyCredit: o.bodyCredit ?? DEFAULT_BODY_CREDIT,
         idleTimeoutMs: o.idleTimeoutMs,
         handshakeTimeoutMs: o.handshakeTimeoutMs,
+        statelessResetKey: o.statelessResetKey,
         maxConnections: o.maxConnections,
         maxStreamsPerConnection: o.maxStreamsPerConnection,
         maxFieldSectionSize: o.maxFieldSectionSize,

@@ -81,6 +81,11 @@ pub struct Server<A: Application> {
     scratch: Vec<u8>,
     keylog: Option<crate::keylog::KeyLog>,
     qlog: Option<crate::qlog::QlogDir>,
+    /// Stateless reset tokens: HMAC of each issued connection ID (reset.rs).
+    reset_key: crate::reset::ResetKey,
+    reset_limit: crate::reset::RateLimit,
+    /// The first EMSGSIZE refusal is logged; the rest are counted only.
+    too_large_logged: bool,
 }
 
 pub struct Bound<A: Application> {
@@ -94,6 +99,7 @@ impl<A: Application> Server<A> {
     /// that a port in use or a bad key fails `listen` synchronously.
     pub fn bind(options: Options, app: A) -> Result<Bound<A>, ListenError> {
         let config = options.quiche_config()?;
+        let reset_key = options.stateless_reset_key;
         let keylog = options.keylog_path.as_deref().map(crate::keylog::KeyLog::open).transpose()?;
         let qlog = options.qlog_dir.as_deref().map(crate::qlog::QlogDir::new).transpose()?;
         let mut socket = Socket::bind(&options.host, options.port)?;
@@ -121,6 +127,9 @@ impl<A: Application> Server<A> {
             scratch: vec![0; 65536],
             keylog,
             qlog,
+            reset_key: reset_key.unwrap_or_else(crate::reset::process_key),
+            reset_limit: crate::reset::RateLimit::default(),
+            too_large_logged: false,
         };
         Ok(Bound { server, shared, local })
     }
@@ -252,6 +261,11 @@ impl<A: Application> Server<A> {
         let id = match self.table.route(hdr.dcid.as_ref()) {
             Some(id) => id,
             None => {
+                if hdr.ty == quiche::Type::Short {
+                    let dcid = hdr.dcid.to_vec();
+                    self.stateless_reset(&dcid, len, from);
+                    return;
+                }
                 if hdr.ty != quiche::Type::Initial {
                     return;
                 }
@@ -286,6 +300,27 @@ impl<A: Application> Server<A> {
         self.mark_dirty(id);
     }
 
+    /// Answers a short-header packet for a connection ID not in the table
+    /// (one from before a restart with the same reset key, or one whose
+    /// state is gone) with a stateless reset, so the peer closes now rather
+    /// than at its idle timeout. Only for IDs of our length (the only ones
+    /// we issue), only for packets larger than the smallest reset, and at
+    /// most `reset::RESETS_PER_SECOND`.
+    fn stateless_reset(&mut self, dcid: &[u8], len: usize, from: SocketAddr) {
+        if dcid.len() != quiche::MAX_CONN_ID_LEN || len <= crate::reset::MIN_RESET_LEN {
+            return;
+        }
+        if !self.reset_limit.take(Instant::now()) {
+            Counters::add(&self.shared.counters.stateless_resets_limited, 1);
+            return;
+        }
+        let token = crate::reset::token(&self.reset_key, dcid);
+        if let Some(n) = crate::reset::write_reset(&mut self.socket.send_buf, len, &token) {
+            Counters::add(&self.shared.counters.stateless_resets_sent, 1);
+            self.socket.send_lone(n, from, &self.shared.counters);
+        }
+    }
+
     fn accept(&mut self, odcid: &[u8], from: SocketAddr) -> Option<ConnId> {
         if self.deadlines.drain_started.is_some() || self.table.len() >= self.options.max_connections {
             return None;
@@ -293,6 +328,13 @@ impl<A: Application> Server<A> {
         let mut scid = [0u8; quiche::MAX_CONN_ID_LEN];
         getrandom::fill(&mut scid).ok()?;
         let scid_ref = quiche::ConnectionId::from_ref(&scid);
+        // The config is per server, these two per connection: the reset
+        // token of the one connection ID issued (quiche sends the config's
+        // in the transport parameters) and the PMTUD ceiling for the
+        // peer's address family.
+        let token = crate::reset::token(&self.reset_key, &scid);
+        self.config.set_stateless_reset_token(Some(u128::from_be_bytes(token)));
+        self.config.set_max_send_udp_payload_size(crate::config::send_limit(from));
         let mut quic = quiche::accept(&scid_ref, None, self.socket.local, from, &mut self.config).ok()?;
         // Key log and qlog must be attached before the first packet is processed.
         if let Some(k) = &self.keylog {
@@ -551,7 +593,16 @@ impl<A: Application> Server<A> {
             // a run of equal-sized packets to one address (the last may be
             // shorter) leaves as one GSO send.
             let mut run = Run::empty(conn.peer);
+            let mut run_limit = 0;
             loop {
+                // The path's current limit (PMTUD raises it after a probe
+                // is acknowledged): a run holds packets built under one.
+                let limit = conn.quic.max_send_udp_payload_size();
+                if run.count > 0 && limit != run_limit {
+                    socket.flush_run(&run, counters);
+                    run = Run::empty(run.to);
+                }
+                run_limit = limit;
                 let (n, info) = match conn.quic.send(&mut socket.send_buf[run.len..run.len + MAX_PACKET]) {
                     Ok(r) => r,
                     Err(quiche::Error::Done) => break,
@@ -560,7 +611,7 @@ impl<A: Application> Server<A> {
                         break;
                     }
                 };
-                if run.count > 0 && (info.to != run.to || n > run.segment) {
+                if run.count > 0 && (info.to != run.to || n > run.segment || n > limit) {
                     // This packet cannot join the run: send the run, then
                     // start a new one with the packet.
                     socket.flush_run(&run, counters);
@@ -573,7 +624,7 @@ impl<A: Application> Server<A> {
                 }
                 run.len += n;
                 run.count += 1;
-                if n < run.segment || run.count >= max_segments || run.len + MAX_PACKET > socket.send_buf.len() {
+                if n < run.segment || n > limit || run.count >= max_segments || run.len + MAX_PACKET > socket.send_buf.len() {
                     socket.flush_run(&run, counters);
                     run = Run::empty(run.to);
                 }
@@ -582,6 +633,14 @@ impl<A: Application> Server<A> {
                 }
             }
             socket.flush_run(&run, counters);
+            if !self.too_large_logged && Counters::get(&counters.udp_too_large) > 0 {
+                self.too_large_logged = true;
+                self.app.on_log(
+                    LogLevel::Warn,
+                    "the kernel refused a datagram as larger than the path allows (EMSGSIZE); counted in udpTooLarge, \
+                     further ones are not logged",
+                );
+            }
             let next = conn.quic.timeout_instant();
             self.deadlines.rearm(id, &mut conn.timer, next);
             if self.socket.is_blocked() {

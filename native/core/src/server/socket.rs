@@ -23,9 +23,9 @@ pub const RECV_SLOTS: usize = quinn_udp::BATCH_SIZE;
 /// read, so nothing is truncated.
 const GRO_SLOT: usize = 64 * 1024;
 /// A receive buffer without GRO holds one datagram. quiche advertises
-/// max_udp_payload_size 1472 (config.rs) and a client's first Initial is
-/// 1200 to about 1472 bytes, so 2 KiB holds whatever a peer sends; a larger
-/// datagram arrives truncated and quiche drops it, as if lost.
+/// max_udp_payload_size 1472 (config::RECV_LIMIT) and a client's first
+/// Initial is 1200 to about 1472 bytes, so 2 KiB holds whatever a peer
+/// sends; a larger datagram arrives truncated and quiche drops it, as if lost.
 const PLAIN_SLOT: usize = 2048;
 /// What the receive buffers are filled with at start (any non-zero byte).
 const RECV_FILL: u8 = 0xa5;
@@ -163,6 +163,14 @@ impl Socket {
         }
     }
 
+    /// Sends a stateless reset (or any lone datagram outside a connection).
+    pub fn send_lone(&mut self, len: usize, to: SocketAddr, counters: &Counters) {
+        Counters::add(&counters.udp_send_calls, 1);
+        Counters::add(&counters.udp_datagrams_sent, 1);
+        Counters::add(&counters.udp_bytes_sent, len as u64);
+        let _ = self.socket.send_to(&self.send_buf[..len], to);
+    }
+
     pub fn max_segments(&self) -> usize {
         self.udp.max_gso_segments().clamp(1, MAX_GSO_SEGMENTS)
     }
@@ -217,10 +225,81 @@ fn send_run(
     let t = quinn_udp::Transmit { destination: to, ecn: None, contents: buf, segment_size: segment, src_ip: None };
     Counters::add(&counters.udp_send_calls, 1);
     match udp.try_send(socket.into(), &t) {
+        // Larger than the path allows (the interface's MTU, or a route's
+        // learned one): a PMTU probe, or packets built for a larger path
+        // than this one. Never silently: counted (and logged once by the
+        // loop), and a GSO run is re-sent one datagram at a time so only
+        // the too-large ones are lost; QUIC loss recovery (and PMTUD for a
+        // probe) handles those.
+        Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
+            match segment {
+                Some(size) => {
+                    for one in buf.chunks(size) {
+                        let t = quinn_udp::Transmit { destination: to, ecn: None, contents: one, segment_size: None, src_ip: None };
+                        Counters::add(&counters.udp_send_calls, 1);
+                        match udp.try_send(socket.into(), &t) {
+                            Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => Counters::add(&counters.udp_too_large, 1),
+                            // WouldBlock part way: the rest is lost, as on a full queue.
+                            _ => {}
+                        }
+                    }
+                }
+                None => Counters::add(&counters.udp_too_large, 1),
+            }
+            Ok(())
+        }
         // Any other error (an ICMP-reported peer, GSO refused: quinn-udp then
         // turns GSO off) loses these packets like the network would; QUIC
         // loss recovery resends them.
         Err(e) if e.kind() != ErrorKind::WouldBlock => Ok(()),
         r => r,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (std::net::UdpSocket, UdpSocket, quinn_udp::UdpSocketState, SocketAddr) {
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_millis(500))).unwrap();
+        let std_tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        std_tx.set_nonblocking(true).unwrap();
+        enlarge_socket_buffers(&std_tx);
+        let tx = UdpSocket::from_std(std_tx);
+        let udp = quinn_udp::UdpSocketState::new((&tx).into()).unwrap();
+        let to = rx.local_addr().unwrap();
+        (rx, tx, udp, to)
+    }
+
+    #[test]
+    fn a_datagram_too_large_is_counted_not_silent() {
+        let (_rx, tx, udp, to) = pair();
+        let counters = Counters::default();
+        let big = vec![0u8; 70_000];
+        send_run(&udp, &tx, &big, to, None, &counters).unwrap();
+        assert_eq!(Counters::get(&counters.udp_too_large), 1);
+    }
+
+    #[test]
+    fn a_gso_run_the_kernel_refuses_as_too_large_is_resent_datagram_by_datagram() {
+        let (rx, tx, udp, to) = pair();
+        if udp.max_gso_segments() < 2 {
+            return;
+        }
+        let counters = Counters::default();
+        // 60 segments of 1,200 bytes: 72,000 bytes, more than one GSO send
+        // (64 KiB) may carry.
+        let run = vec![0x40u8; 60 * 1200];
+        send_run(&udp, &tx, &run, to, Some(1200), &counters).unwrap();
+        assert_eq!(Counters::get(&counters.udp_too_large), 0);
+        let mut buf = [0u8; 2048];
+        let mut got = 0;
+        while let Ok((n, _)) = rx.recv_from(&mut buf) {
+            assert_eq!(n, 1200);
+            got += 1;
+        }
+        assert_eq!(got, 60, "every datagram arrived");
+        assert_eq!(Counters::get(&counters.udp_send_calls), 61, "the refused run, then one send per datagram");
     }
 }

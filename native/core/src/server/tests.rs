@@ -125,3 +125,158 @@ fn only_a_readable_event_or_the_limit_makes_a_turn_read() {
     assert_eq!(Counters::get(&counters.udp_datagrams_received), 4);
     assert!(calls() > after_first);
 }
+
+/// One step of a quiche client against a real server: the client's
+/// packets out, one server turn, the server's packets in. Returns the
+/// sizes of the datagrams the client received.
+fn step(client: &mut quiche::Connection, peer: &UdpSocket, server: &mut Server<Recorder>) -> Vec<usize> {
+    let mut out = [0u8; 1500];
+    while let Ok((n, info)) = client.send(&mut out) {
+        peer.send_to(&out[..n], info.to).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(2));
+    server.socket.may_have_more = true;
+    server.turn();
+    std::thread::sleep(Duration::from_millis(2));
+    let mut sizes = Vec::new();
+    let mut buf = [0u8; 65536];
+    let local = peer.local_addr().unwrap();
+    while let Ok((n, from)) = peer.recv_from(&mut buf) {
+        sizes.push(n);
+        let _ = client.recv(&mut buf[..n], quiche::RecvInfo { from, to: local });
+    }
+    client.on_timeout();
+    sizes
+}
+
+fn connect(local: SocketAddr, peer: &UdpSocket) -> quiche::Connection {
+    let mut cfg = crate::testing::client_config();
+    cfg.set_max_recv_udp_payload_size(1472);
+    let scid = [3u8; 16];
+    let from = peer.local_addr().unwrap();
+    quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), from, local, &mut cfg).unwrap()
+}
+
+#[test]
+fn pmtud_starts_small_and_grows_to_the_send_limit() {
+    let (mut server, counters, local) = server();
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let mut client = connect(local, &peer);
+    let mut during_handshake = Vec::new();
+    for _ in 0..200 {
+        if client.is_established() {
+            break;
+        }
+        during_handshake.extend(step(&mut client, &peer, &mut server));
+    }
+    assert!(client.is_established());
+    assert!(!during_handshake.is_empty());
+    assert!(during_handshake.iter().all(|&n| n <= 1350), "handshake datagrams {during_handshake:?}");
+    // After the handshake quiche probes the ceiling (1472 over IPv4);
+    // loopback takes it, and the path's limit grows.
+    let id = server.table.ids()[0];
+    for _ in 0..200 {
+        if server.table.get_mut(id).unwrap().quic.max_send_udp_payload_size() == crate::config::SEND_LIMIT_V4 {
+            break;
+        }
+        client.send_ack_eliciting().unwrap();
+        step(&mut client, &peer, &mut server);
+    }
+    assert_eq!(server.table.get_mut(id).unwrap().quic.max_send_udp_payload_size(), crate::config::SEND_LIMIT_V4);
+    assert_eq!(Counters::get(&counters.udp_too_large), 0);
+}
+
+#[test]
+fn a_server_restarted_with_the_same_reset_key_resets_a_connected_client() {
+    let mut opts = options(false, false);
+    opts.stateless_reset_key = Some([9; 32]);
+    let bound = Server::bind(opts.clone(), Recorder::default()).unwrap();
+    let (mut server, local) = (bound.server, bound.local);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let mut client = connect(local, &peer);
+    for _ in 0..200 {
+        if client.is_established() {
+            break;
+        }
+        step(&mut client, &peer, &mut server);
+    }
+    assert!(client.is_established());
+    // Until HANDSHAKE_DONE arrives the client's datagrams open with a
+    // Handshake packet (long header), which no reset answers.
+    for _ in 0..10 {
+        step(&mut client, &peer, &mut server);
+    }
+    // The server goes away with its state; a new one takes the port with
+    // the same key.
+    drop(server);
+    opts.port = local.port();
+    let bound = Server::bind(opts, Recorder::default()).unwrap();
+    let (mut server, counters) = (bound.server, bound.shared.counters.clone());
+    client.send_ack_eliciting().unwrap();
+    let start = Instant::now();
+    for _ in 0..50 {
+        if client.is_closed() {
+            break;
+        }
+        step(&mut client, &peer, &mut server);
+    }
+    assert!(client.is_closed(), "the client saw the reset");
+    assert!(start.elapsed() < Duration::from_secs(2), "promptly, not at the idle timeout");
+    assert_eq!(Counters::get(&counters.stateless_resets_sent), 1);
+}
+
+#[test]
+fn a_reset_under_another_key_is_not_recognised() {
+    let mut opts = options(false, false);
+    opts.stateless_reset_key = Some([9; 32]);
+    let bound = Server::bind(opts.clone(), Recorder::default()).unwrap();
+    let (mut server, local) = (bound.server, bound.local);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let mut client = connect(local, &peer);
+    for _ in 0..200 {
+        if client.is_established() {
+            break;
+        }
+        step(&mut client, &peer, &mut server);
+    }
+    for _ in 0..10 {
+        step(&mut client, &peer, &mut server);
+    }
+    drop(server);
+    opts.port = local.port();
+    opts.stateless_reset_key = Some([10; 32]);
+    let bound = Server::bind(opts, Recorder::default()).unwrap();
+    let (mut server, counters) = (bound.server, bound.shared.counters.clone());
+    client.send_ack_eliciting().unwrap();
+    for _ in 0..10 {
+        step(&mut client, &peer, &mut server);
+    }
+    assert!(Counters::get(&counters.stateless_resets_sent) >= 1);
+    assert!(!client.is_closed(), "a token from another key means nothing to the client");
+}
+
+#[test]
+fn a_short_packet_for_an_unknown_connection_gets_no_reset() {
+    let (mut server, counters, local) = server();
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // 21 bytes: too small to answer with a smaller reset. A 20-byte ID needs
+    // 1 + 20 bytes of header already.
+    let mut small = vec![0x40u8; 21];
+    small[1..21].copy_from_slice(&[5; 20]);
+    peer.send_to(&small, local).unwrap();
+    let mut big = vec![0x40u8; 60];
+    big[1..21].copy_from_slice(&[5; 20]);
+    peer.send_to(&big, local).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    server.read_packets();
+    assert_eq!(Counters::get(&counters.stateless_resets_sent), 1);
+    peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut buf = [0u8; 1500];
+    let (n, _) = peer.recv_from(&mut buf).unwrap();
+    assert!((21..60).contains(&n), "{n}");
+    assert_eq!(buf[0] & 0xc0, 0x40);
+    assert_eq!(buf[n - 16..n], crate::reset::token(&crate::reset::process_key(), &[5; 20]));
+}
