@@ -187,10 +187,12 @@ fn pmtud_starts_small_and_grows_to_the_send_limit() {
     assert_eq!(Counters::get(&counters.udp_too_large), 0);
 }
 
-#[test]
-fn a_server_restarted_with_the_same_reset_key_resets_a_connected_client() {
+/// A client connected to a server with this reset key, past the handshake;
+/// then the server goes away with its state. Returns the options for a
+/// server on the same port, the client and its socket.
+fn connected_then_server_gone(key: [u8; 32]) -> (Options, quiche::Connection, UdpSocket) {
     let mut opts = options(false, false);
-    opts.stateless_reset_key = Some([9; 32]);
+    opts.stateless_reset_key = Some(key);
     let bound = Server::bind(opts.clone(), Recorder::default()).unwrap();
     let (mut server, local) = (bound.server, bound.local);
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -208,10 +210,15 @@ fn a_server_restarted_with_the_same_reset_key_resets_a_connected_client() {
     for _ in 0..10 {
         step(&mut client, &peer, &mut server);
     }
-    // The server goes away with its state; a new one takes the port with
-    // the same key.
     drop(server);
     opts.port = local.port();
+    (opts, client, peer)
+}
+
+#[test]
+fn a_server_restarted_with_the_same_reset_key_resets_a_connected_client() {
+    let (opts, mut client, peer) = connected_then_server_gone([9; 32]);
+    // A new server takes the port with the same key.
     let bound = Server::bind(opts, Recorder::default()).unwrap();
     let (mut server, counters) = (bound.server, bound.shared.counters.clone());
     client.send_ack_eliciting().unwrap();
@@ -229,24 +236,7 @@ fn a_server_restarted_with_the_same_reset_key_resets_a_connected_client() {
 
 #[test]
 fn a_reset_under_another_key_is_not_recognised() {
-    let mut opts = options(false, false);
-    opts.stateless_reset_key = Some([9; 32]);
-    let bound = Server::bind(opts.clone(), Recorder::default()).unwrap();
-    let (mut server, local) = (bound.server, bound.local);
-    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
-    peer.set_nonblocking(true).unwrap();
-    let mut client = connect(local, &peer);
-    for _ in 0..200 {
-        if client.is_established() {
-            break;
-        }
-        step(&mut client, &peer, &mut server);
-    }
-    for _ in 0..10 {
-        step(&mut client, &peer, &mut server);
-    }
-    drop(server);
-    opts.port = local.port();
+    let (mut opts, mut client, peer) = connected_then_server_gone([9; 32]);
     opts.stateless_reset_key = Some([10; 32]);
     let bound = Server::bind(opts, Recorder::default()).unwrap();
     let (mut server, counters) = (bound.server, bound.shared.counters.clone());
