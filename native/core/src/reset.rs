@@ -30,24 +30,15 @@ pub fn process_key() -> ResetKey {
     })
 }
 
-/// HMAC-SHA256(key, cid) truncated to 16 bytes (RFC 2104 over SHA-256).
+/// HMAC-SHA256(key, cid) truncated to 16 bytes, with BoringSSL's HMAC
+/// (through the `boring` crate quiche already builds). HMAC fails only if
+/// BoringSSL cannot allocate; the token is then all zeros, which no peer
+/// will match, so at worst a reset goes unrecognised.
 pub fn token(key: &ResetKey, cid: &[u8]) -> [u8; 16] {
-    let mut ipad = [0x36u8; 64];
-    let mut opad = [0x5cu8; 64];
-    for (i, b) in key.iter().enumerate() {
-        ipad[i] ^= b;
-        opad[i] ^= b;
-    }
-    let mut inner = boring::sha::Sha256::new();
-    inner.update(&ipad);
-    inner.update(cid);
-    let inner = inner.finish();
-    let mut outer = boring::sha::Sha256::new();
-    outer.update(&opad);
-    outer.update(&inner);
-    let mac = outer.finish();
     let mut t = [0u8; 16];
-    t.copy_from_slice(&mac[..16]);
+    if let Ok(mac) = boring::hash::hmac_sha256(key, cid) {
+        t.copy_from_slice(&mac[..16]);
+    }
     t
 }
 
