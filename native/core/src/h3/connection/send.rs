@@ -48,6 +48,24 @@ impl Outgoing {
 /// compacted.
 const COMPACT_AT: usize = 64 * 1024;
 
+/// Offers QUIC a DATA frame's header and payload (the FIN with the last
+/// byte). Returns how many bytes it took, and whether the stream refused
+/// with an error (stopped, reset): then the caller queues the rest, and
+/// the usual flush meets that error and handles it.
+fn offer(quic: &mut quiche::Connection, id: u64, head: &[u8], data: &[u8], fin: bool) -> (usize, bool) {
+    let send = |quic: &mut quiche::Connection, buf: &[u8], fin: bool| match quic.stream_send(id, buf, fin) {
+        Ok(n) => (n, false),
+        Err(quiche::Error::Done) => (0, false),
+        Err(_) => (0, true),
+    };
+    let (h, failed) = send(quic, head, fin && data.is_empty());
+    if failed || h < head.len() || data.is_empty() {
+        return (h, failed);
+    }
+    let (d, failed) = send(quic, data, fin);
+    (h + d, failed)
+}
+
 /// What the HTTP/3 layer learned while applying the application's actions
 /// (when the application itself is busy handing them over): reported at the
 /// connection's next `process`.
@@ -307,21 +325,55 @@ impl H3Connection {
         self.flush_stream(quic, id);
     }
 
-    /// Queues a DATA frame of a streamed response (framed straight into the
-    /// stream's queue), remembering where it ends so that `on_sent` can say
-    /// when QUIC has taken it.
+    /// Sends a DATA frame of a streamed response. With nothing queued
+    /// ahead of it, QUIC is offered the frame straight from the command
+    /// batch and only what it does not take is queued; otherwise the frame
+    /// joins the queue. Either way the queue remembers where the frame ends,
+    /// so that `on_sent` can say when QUIC has taken it. (Queueing every
+    /// frame first cost a copy of every body byte, and another when the
+    /// queue was compacted: docs/design.md, "The send path's copies".)
     fn queue_data(&mut self, quic: &mut quiche::Connection, id: u64, data: &[u8], fin: bool, total: u64) {
-        let out = self.outgoing.entry(id).or_insert_with(|| Outgoing::new(Vec::new(), false));
         // An end with no bytes still goes out as an empty DATA frame with
         // the FIN, never as a FIN alone: quiche 0.30 counts a stream whose
         // data is all acknowledged as complete even when its FIN was written
         // but not yet sent, and then never sends the FIN (docs/design.md,
         // "the intermittent WebTransport time-outs").
-        if !data.is_empty() || fin {
-            out.data.reserve(data.len() + 9);
-            frame::write_header(frame_type::DATA, data.len(), &mut out.data);
-            out.data.extend_from_slice(data);
+        if data.is_empty() && !fin {
+            return;
         }
+        let mut head = Vec::with_capacity(16);
+        frame::write_header(frame_type::DATA, data.len(), &mut head);
+        let out = self.outgoing.entry(id).or_insert_with(|| Outgoing::new(Vec::new(), false));
+        if out.data.is_empty() && !out.fin {
+            let (taken, failed) = offer(quic, id, &head, data, fin);
+            out.base += taken as u64;
+            if !failed && taken == head.len() + data.len() {
+                // All of it, the FIN too when there was one.
+                self.notices.push(Notice::Sent(id, total));
+                if fin {
+                    self.outgoing.remove(&id);
+                    self.retire_if_done(id);
+                }
+                return;
+            }
+            // QUIC is full for now (the rest waits for flow control), or
+            // the stream failed (the flush below meets the error).
+            if taken < head.len() {
+                out.data.extend_from_slice(&head[taken..]);
+                out.data.extend_from_slice(data);
+            } else {
+                out.data.extend_from_slice(&data[taken - head.len()..]);
+            }
+            out.fin = fin;
+            out.data_ends.push_back((out.base + out.data.len() as u64, total));
+            if failed {
+                self.flush_stream(quic, id);
+            }
+            return;
+        }
+        out.data.reserve(head.len() + data.len());
+        out.data.extend_from_slice(&head);
+        out.data.extend_from_slice(data);
         out.fin |= fin;
         let end = out.base + out.data.len() as u64;
         out.data_ends.push_back((end, total));

@@ -371,3 +371,41 @@ fn a_request_reset_before_it_was_read_is_answered_with_a_reset() {
     assert!(requests(&pair).is_empty());
     assert_eq!(pair.received.get(&0).and_then(|r| r.reset), Some(crate::h3::codes::H3_REQUEST_INCOMPLETE), "the client is not left waiting");
 }
+
+#[test]
+fn a_streamed_body_arrives_whole_and_in_order_whether_quic_takes_it_at_once_or_later() {
+    let mut pair = Pair::with(&options(true, false));
+    pair.client_preamble();
+    get(&mut pair, 0);
+    pair.h3.act(&mut pair.server, 0, Action::Headers { status: 200, fields: &[], fin: false });
+    // Chunks of a different byte each: the first ones go to QUIC straight
+    // from the action, then the client's 256 KiB window fills and the rest
+    // waits in the queue, with more chunks appended behind it.
+    let mut expected = Vec::new();
+    pair.client_reads = false;
+    for i in 0..7u8 {
+        let chunk = vec![b'a' + i; 60 * 1024 + usize::from(i)];
+        expected.extend_from_slice(&chunk);
+        pair.h3.act(&mut pair.server, 0, Action::Data { data: &chunk, fin: false });
+        pair.exchange();
+    }
+    let sent_so_far = pair.app.reports.iter().filter(|r| matches!(r, Report::Sent { .. })).count();
+    assert!(sent_so_far >= 3, "the first chunks were taken at once: {sent_so_far} SENT reports");
+    pair.client_reads = true;
+    for _ in 0..8 {
+        pair.exchange();
+    }
+    // The end: an empty DATA frame carrying the FIN, never a lone FIN.
+    pair.h3.act(&mut pair.server, 0, Action::Data { data: &[], fin: true });
+    for _ in 0..4 {
+        pair.exchange();
+    }
+    assert!(pair.received[&0].fin);
+    let frames = frames_of(&pair, 0);
+    let body: Vec<u8> = frames.iter().filter(|f| f.0 == 0x0).flat_map(|f| f.1.iter().copied()).collect();
+    assert!(body == expected, "the body arrived whole and in order ({} of {} bytes)", body.len(), expected.len());
+    assert_eq!(frames.last().map(|f| (f.0, f.1.len())), Some((0x0, 0)), "the FIN rides on an empty DATA frame");
+    let sent: Vec<u64> = pair.app.reports.iter().filter_map(|r| if let Report::Sent { total, .. } = r { Some(*total) } else { None }).collect();
+    assert_eq!(sent.last(), Some(&(expected.len() as u64)), "{sent:?}");
+    assert!(sent.windows(2).all(|w| w[0] <= w[1]), "totals never shrink: {sent:?}");
+}
