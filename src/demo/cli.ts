@@ -2,6 +2,8 @@
 // runs it (the package's bin).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createServer } from '../lib/server';
+import { CONGESTION_CONTROLS } from '../lib/stream-server';
+import type { CongestionControl } from '../lib/stream-server';
 import { withDevHooks } from '../lib/dev-hooks';
 import { DEMO_IDENTITY_WARNING } from '../lib/identity';
 import { PROFILES } from './profiles';
@@ -61,6 +63,9 @@ async function main(argv: string[]): Promise<void> {
     .option('--cert <path>', 'PEM certificate chain (default: the public demo certificate in certs/)')
     .option('--key <path>', 'PEM private key matching --cert (default: the public demo key)');
   for (const [flag, , help] of LIMIT_FLAGS) program.option(flag, help, parseCount);
+  program
+    .addOption(new Option('--cc <name>', 'congestion control').choices([...CONGESTION_CONTROLS]).default('cubic'))
+    .option('--no-pacing', "send each loop turn's packets at once instead of at the times quiche's pacer gives them");
   // Fault injection for the test suite (test/logging.test.ts): a request for
   // this path panics inside the native core. Not in --help: no user needs it.
   program.addOption(new Option('--dev-panic-on-path <path>').hideHelp());
@@ -71,7 +76,16 @@ async function main(argv: string[]): Promise<void> {
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
   program.parse(argv);
   const opts = program.opts<
-    { profile: string; port: number; host: string; cert?: string; key?: string; devPanicOnPath?: string } & ObservabilityOptions
+    {
+      profile: string;
+      port: number;
+      host: string;
+      cert?: string;
+      key?: string;
+      cc: CongestionControl;
+      pacing: boolean;
+      devPanicOnPath?: string;
+    } & ObservabilityOptions
   >();
   if ((opts.cert === undefined) !== (opts.key === undefined)) fail('--cert and --key must be given together');
   const combination = checkObservability(opts, opts.profile);
@@ -85,7 +99,17 @@ async function main(argv: string[]): Promise<void> {
   for (const [, key] of LIMIT_FLAGS) if (given[key] !== undefined) limits[key] = given[key]!;
   let server;
   try {
-    const serverOptions = { ...options, ...serverOptionsFor(opts), ...limits, cert: opts.cert, key: opts.key, logger, warnDemoIdentity: false };
+    const serverOptions = {
+      ...options,
+      ...serverOptionsFor(opts),
+      ...limits,
+      congestionControl: opts.cc,
+      pacing: opts.pacing,
+      cert: opts.cert,
+      key: opts.key,
+      logger,
+      warnDemoIdentity: false,
+    };
     const panicOnPath = opts.devPanicOnPath;
     server = createServer(panicOnPath === undefined ? serverOptions : withDevHooks(serverOptions, { panicOnPath }), handler);
   } catch (e) {

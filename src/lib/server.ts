@@ -9,6 +9,7 @@ import { DEMO_IDENTITY_WARNING, Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
 import { Exchanges } from './exchanges';
 import { StreamServer } from './stream-server';
+import type { CongestionControl } from './stream-server';
 import { devHooksOf } from './dev-hooks';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
@@ -50,6 +51,17 @@ export interface ServerOptions {
    * rather than at their idle timeout. Absent: a random key per process.
    */
   statelessResetKey?: Buffer | string;
+  /**
+   * quiche's congestion controller: 'cubic' (the default, as Linux TCP and
+   * quic-go), 'reno', or 'bbr2' (quiche's BBRv2). See docs/reliability.md.
+   */
+  congestionControl?: CongestionControl;
+  /**
+   * Packets leave at the times quiche's pacer gives them, so no burst is
+   * larger than the congestion controller allows (default true; false sends
+   * each loop turn's packets at once). See docs/reliability.md.
+   */
+  pacing?: boolean;
   /**
    * A request not answered this long after its header section arrived is
    * answered 503 by the server and its stream freed (default 30 s; 0 turns it
@@ -171,6 +183,8 @@ export class Http3Server extends EventEmitter {
         idleTimeoutMs: options.idleTimeoutMs,
         handshakeTimeoutMs: options.handshakeTimeoutMs,
         statelessResetKey: options.statelessResetKey,
+        congestionControl: options.congestionControl,
+        pacing: options.pacing,
         maxConnections: options.maxConnections,
         maxStreamsPerConnection: options.maxStreamsPerConnection,
         maxFieldSectionSize: options.maxFieldSectionSize,
@@ -233,6 +247,7 @@ export class Http3Server extends EventEmitter {
         udpTooLarge: 0,
         statelessResetsSent: 0,
         statelessResetsLimited: 0,
+        pacingWaits: 0,
         nativeResponses200: 0,
         nativeResponses413: 0,
         nativeResponses429: 0,

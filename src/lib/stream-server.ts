@@ -29,6 +29,10 @@ export interface CoreOptions {
   handshakeTimeoutMs?: number;
   /** 32 bytes, or 64 hex digits (ServerOptions.statelessResetKey). */
   statelessResetKey?: Buffer | string;
+  /** ServerOptions.congestionControl. */
+  congestionControl?: CongestionControl;
+  /** ServerOptions.pacing. */
+  pacing?: boolean;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
@@ -104,6 +108,8 @@ export class StreamServer implements EventSink, StreamOwner {
           idleTimeoutMs: o.idleTimeoutMs,
           handshakeTimeoutMs: o.handshakeTimeoutMs,
           statelessResetKey: resetKeyOf(o.statelessResetKey),
+          congestionControl: congestionControlOf(o.congestionControl),
+          pacing: pacingOf(o.pacing),
           maxConnections: o.maxConnections,
           maxStreamsPerConnection: o.maxStreamsPerConnection,
           maxFieldSectionSize: o.maxFieldSectionSize,
@@ -289,6 +295,24 @@ export class StreamServer implements EventSink, StreamOwner {
     this.connections.set(conn, c);
     return c;
   }
+}
+
+/** quiche's congestion controllers, by the names the option takes. */
+export const CONGESTION_CONTROLS = ['cubic', 'reno', 'bbr2'] as const;
+export type CongestionControl = (typeof CONGESTION_CONTROLS)[number];
+
+/** congestionControl checked here, so a typo is a TypeError naming the choices. */
+export function congestionControlOf(name: unknown): CongestionControl | undefined {
+  if (name === undefined) return undefined;
+  if (!(CONGESTION_CONTROLS as readonly unknown[]).includes(name)) {
+    throw new TypeError(`congestionControl must be one of ${CONGESTION_CONTROLS.join(', ')}, got ${JSON.stringify(name)}`);
+  }
+  return name as CongestionControl;
+}
+
+function pacingOf(v: unknown): boolean | undefined {
+  if (v === undefined || typeof v === 'boolean') return v;
+  throw new TypeError(`pacing must be true or false, got ${JSON.stringify(v)}`);
 }
 
 /** statelessResetKey as the addon takes it: exactly 32 bytes. */

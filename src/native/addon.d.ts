@@ -98,6 +98,12 @@ export interface NativeCounters {
   statelessResetsSent: number
   /** Stateless resets not sent because of the rate limit (200 per second). */
   statelessResetsLimited: number
+  /**
+   * Times a connection's sending waited for its pacing time: a packet
+   * quiche timed for later (BBRv2's `SendInfo::at`), or the server's token
+   * bucket empty (CUBIC, Reno: server/pacer.rs).
+   */
+  pacingWaits: number
   nativeResponses200: number
   nativeResponses413: number
   nativeResponses429: number
@@ -145,6 +151,10 @@ export interface NativeOptions {
    * process.
    */
   statelessResetKey?: Buffer
+  /** quiche's congestion controller: "cubic" (the default), "reno", "bbr2". */
+  congestionControl?: string
+  /** Send packets at the times quiche's pacer gives them (default true). */
+  pacing?: boolean
   /**
    * Benchmark only ("a" or "c"): Rust answers Profile A / C itself
    * (bench_handler.rs, in addons built with the `bench-handler` feature),

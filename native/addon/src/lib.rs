@@ -53,6 +53,10 @@ pub struct NativeOptions {
     /// Key for stateless reset tokens: 32 bytes; absent, one random key per
     /// process.
     pub stateless_reset_key: Option<Buffer>,
+    /// quiche's congestion controller: "cubic" (the default), "reno", "bbr2".
+    pub congestion_control: Option<String>,
+    /// Send packets at the times quiche's pacer gives them (default true).
+    pub pacing: Option<bool>,
     /// Benchmark only ("a" or "c"): Rust answers Profile A / C itself
     /// (bench_handler.rs, in addons built with the `bench-handler` feature),
     /// to measure the boundary's cost.
@@ -155,6 +159,8 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         keylog_path: options.keylog_path,
         qlog_dir: options.qlog_dir,
         stateless_reset_key,
+        congestion_control: options.congestion_control.unwrap_or(d.congestion_control),
+        pacing: options.pacing.unwrap_or(d.pacing),
     };
     let inbox = Arc::new(Inbox::default());
     let sink: Sink = Box::new(move |batch: Vec<u8>| {

@@ -51,6 +51,10 @@ pub struct Options {
     /// Key for stateless reset tokens (reset.rs); None: one random key per
     /// process.
     pub stateless_reset_key: Option<crate::reset::ResetKey>,
+    /// quiche's congestion controller by name ("cubic", "reno", "bbr2").
+    pub congestion_control: String,
+    /// Packets leave at the times quiche's pacer gives them.
+    pub pacing: bool,
 }
 
 impl Default for Options {
@@ -74,6 +78,8 @@ impl Default for Options {
             keylog_path: None,
             qlog_dir: None,
             stateless_reset_key: None,
+            congestion_control: "cubic".into(),
+            pacing: true,
         }
     }
 }
@@ -118,6 +124,11 @@ impl Options {
         c.set_initial_max_stream_data_uni(self.stream_window);
         c.set_initial_max_data((self.stream_window * streams.min(64)).max(1 << 20));
         c.set_disable_active_migration(true);
+        // Congestion control and pacing (docs/design.md, "Pacing"): the
+        // server loop holds a packet quiche times for later until its time.
+        c.set_cc_algorithm_name(&self.congestion_control)
+            .map_err(|_| ListenError::CongestionControl { name: self.congestion_control.clone() })?;
+        c.enable_pacing(self.pacing);
         // RFC 9221 DATAGRAM support: advertised through max_datagram_frame_size,
         // with bounded queues in both directions, only where WebTransport uses
         // it; elsewhere a DATAGRAM frame is a PROTOCOL_VIOLATION (quiche).

@@ -61,6 +61,10 @@ macro_rules! reported_counters {
                 stateless_resets_sent,
                 #[doc = "Stateless resets not sent because of the rate limit (200 per second)."]
                 stateless_resets_limited,
+                #[doc = "Times a connection's sending waited for its pacing time: a packet"]
+                #[doc = "quiche timed for later (BBRv2's `SendInfo::at`), or the server's token"]
+                #[doc = "bucket empty (CUBIC, Reno: server/pacer.rs)."]
+                pacing_waits,
             }
             // Responses the native core wrote by itself: the 200 that opens a
             // WebTransport session, 413 over the body window, 429 past the

@@ -22,6 +22,8 @@ pub enum ListenError {
     Socket(io::Error),
     /// quinn-udp could not take the socket over (GSO/GRO probing).
     UdpSetup(io::Error),
+    /// No congestion controller by that name in quiche.
+    CongestionControl { name: String },
 }
 
 impl fmt::Display for ListenError {
@@ -38,6 +40,9 @@ impl fmt::Display for ListenError {
             }
             ListenError::QlogDir { dir, cause } => write!(f, "cannot create the qlog directory {dir}: {cause}"),
             ListenError::InvalidHost { host } => write!(f, "invalid host address: {host}"),
+            ListenError::CongestionControl { name } => {
+                write!(f, "unknown congestion control {name:?} (cubic, reno or bbr2)")
+            }
             ListenError::PortInUse { port, host } => write!(f, "UDP port {port} on {host} is already in use"),
             ListenError::Bind { addr, cause } => write!(f, "cannot bind UDP {addr}: {cause}"),
             ListenError::Socket(e) => write!(f, "{e}"),

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { StreamServer } from '../stream-server';
 import type { NativeCounters } from '../../native/binding';
-import type { AddressInfo, CoreOptions, StreamServerEvents } from '../stream-server';
+import type { AddressInfo, CongestionControl, CoreOptions, StreamServerEvents } from '../stream-server';
 import type { ConnectionHandle, RequestStream } from '../request-stream';
 import { Logger, stderrLogger } from '../log';
 import { DEMO_IDENTITY_WARNING } from '../identity';
@@ -80,6 +80,17 @@ export interface SecureServerOptions extends TlsInput {
    * rather than at their idle timeout. Absent: a random key per process.
    */
   statelessResetKey?: Buffer | string;
+  /**
+   * quiche's congestion controller: 'cubic' (the default, as Linux TCP and
+   * quic-go), 'reno', or 'bbr2' (quiche's BBRv2). See docs/reliability.md.
+   */
+  congestionControl?: CongestionControl;
+  /**
+   * Packets leave at the times quiche's pacer gives them, so no burst is
+   * larger than the congestion controller allows (default true; false sends
+   * each loop turn's packets at once). See docs/reliability.md.
+   */
+  pacing?: boolean;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   /** Largest request field section, advertised in SETTINGS. Responses are bounded only by the client's own setting. */
@@ -205,6 +216,8 @@ export class Http3SecureServer extends EventEmitter {
         idleTimeoutMs: o.idleTimeoutMs,
         handshakeTimeoutMs: o.handshakeTimeoutMs,
         statelessResetKey: o.statelessResetKey,
+        congestionControl: o.congestionControl,
+        pacing: o.pacing,
         maxConnections: o.maxConnections,
         maxStreamsPerConnection: o.maxStreamsPerConnection,
         maxFieldSectionSize: o.maxFieldSectionSize,

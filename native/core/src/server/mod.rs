@@ -27,6 +27,7 @@ use crate::ids::{ConnId, StreamId};
 use crate::udp_bind::display;
 
 mod deadlines;
+mod pacer;
 mod socket;
 mod table;
 #[cfg(test)]
@@ -34,7 +35,13 @@ mod tests;
 
 use deadlines::{Deadlines, DRAIN_DEADLINE};
 use socket::{Run, Socket, MAX_PACKET, RECV_SLOTS};
-use table::{hex, Conn, ConnTable};
+use pacer::Pacer;
+use table::{hex, Conn, ConnTable, PacedPacket};
+
+/// How early a packet quiche's pacer timed for later may still leave in
+/// this turn: the loop's timers have millisecond resolution (epoll), so a
+/// packet due within one goes now rather than a turn late.
+const PACING_GRANULARITY: Duration = Duration::from_millis(1);
 
 const SOCKET: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -86,6 +93,9 @@ pub struct Server<A: Application> {
     reset_limit: crate::reset::RateLimit,
     /// The first EMSGSIZE refusal is logged; the rest are counted only.
     too_large_logged: bool,
+    /// Pacing is on and quiche's controller does not pace (CUBIC, Reno):
+    /// the server's token bucket does (pacer.rs).
+    own_pacing: bool,
 }
 
 pub struct Bound<A: Application> {
@@ -112,7 +122,9 @@ impl<A: Application> Server<A> {
             waker,
             counters: Arc::new(Counters::default()),
         });
+        let own_pacing = options.pacing && !options.congestion_control.starts_with("bbr");
         let server = Server {
+            own_pacing,
             poll,
             socket,
             table: ConnTable::default(),
@@ -372,6 +384,8 @@ impl<A: Application> Server<A> {
                 timer: None,
                 held: false,
                 answered: false,
+                paced: None,
+                pacer: Pacer::new(quiche::MIN_CLIENT_INITIAL_LEN, now),
             },
         );
         self.deadlines.handshake_started(now, id);
@@ -578,6 +592,7 @@ impl<A: Application> Server<A> {
             return;
         }
         let max_segments = self.socket.max_segments();
+        let own_pacing = self.own_pacing;
         let dirty = std::mem::take(&mut self.dirty);
         for (i, &id) in dirty.iter().enumerate() {
             let Some(conn) = self.table.get_mut(id) else { continue };
@@ -594,7 +609,25 @@ impl<A: Application> Server<A> {
             // shorter) leaves as one GSO send.
             let mut run = Run::empty(conn.peer);
             let mut run_limit = 0;
-            loop {
+            let now = Instant::now();
+            // Pacing: a packet held for later goes first once its time has
+            // come (the loop below may add to its run); until then nothing
+            // more is built for this connection.
+            let mut pacing = conn.paced.as_ref().is_some_and(|p| p.at > now + PACING_GRANULARITY);
+            let mut pace_at = None;
+            if own_pacing {
+                if let Some(path) = conn.quic.path_stats().find(|p| p.active) {
+                    conn.pacer.update(path.cwnd, path.rtt, conn.quic.max_send_udp_payload_size(), now);
+                }
+            }
+            if !pacing {
+                if let Some(p) = conn.paced.take() {
+                    socket.send_buf[..p.data.len()].copy_from_slice(&p.data);
+                    run = Run { len: p.data.len(), count: 1, segment: p.data.len(), to: p.to };
+                    run_limit = conn.quic.max_send_udp_payload_size();
+                }
+            }
+            while !pacing {
                 // The path's current limit (PMTUD raises it after a probe
                 // is acknowledged): a run holds packets built under one.
                 let limit = conn.quic.max_send_udp_payload_size();
@@ -603,6 +636,11 @@ impl<A: Application> Server<A> {
                     run = Run::empty(run.to);
                 }
                 run_limit = limit;
+                if own_pacing && !conn.pacer.ready(Instant::now()) {
+                    pace_at = Some(conn.pacer.release_at());
+                    Counters::add(&counters.pacing_waits, 1);
+                    break;
+                }
                 let (n, info) = match conn.quic.send(&mut socket.send_buf[run.len..run.len + MAX_PACKET]) {
                     Ok(r) => r,
                     Err(quiche::Error::Done) => break,
@@ -611,6 +649,19 @@ impl<A: Application> Server<A> {
                         break;
                     }
                 };
+                if own_pacing {
+                    conn.pacer.spent(n);
+                }
+                if info.at > now + PACING_GRANULARITY {
+                    // quiche's pacer (BBRv2) wants this one later than this
+                    // turn: what is built so far leaves now, this packet at
+                    // its time.
+                    let data = socket.send_buf[run.len..run.len + n].to_vec();
+                    conn.paced = Some(PacedPacket { data, to: info.to, at: info.at });
+                    Counters::add(&counters.pacing_waits, 1);
+                    pacing = true;
+                    continue;
+                }
                 if run.count > 0 && (info.to != run.to || n > run.segment || n > limit) {
                     // This packet cannot join the run: send the run, then
                     // start a new one with the packet.
@@ -641,7 +692,10 @@ impl<A: Application> Server<A> {
                      further ones are not logged",
                 );
             }
-            let next = conn.quic.timeout_instant();
+            let mut next = conn.quic.timeout_instant();
+            if let Some(at) = conn.paced.as_ref().map(|p| p.at).or(pace_at) {
+                next = Some(next.map_or(at, |t| t.min(at)));
+            }
             self.deadlines.rearm(id, &mut conn.timer, next);
             if self.socket.is_blocked() {
                 // Wait for the socket's writable event; this connection and

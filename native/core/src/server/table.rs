@@ -30,6 +30,18 @@ pub struct Conn {
     pub held: bool,
     /// The application's responses were applied this turn: send them now.
     pub answered: bool,
+    /// A packet quiche's pacer timed for later than this turn: it leaves at
+    /// its time, and nothing more of this connection is built before it.
+    pub paced: Option<PacedPacket>,
+    /// Pacing where quiche does not pace (CUBIC, Reno).
+    pub pacer: super::pacer::Pacer,
+}
+
+/// A built packet waiting for the time quiche gave it (`SendInfo::at`).
+pub struct PacedPacket {
+    pub data: Vec<u8>,
+    pub to: std::net::SocketAddr,
+    pub at: std::time::Instant,
 }
 
 pub struct ConnTable {

@@ -1,0 +1,63 @@
+// Issue 14, pacing: packets leave at the rate the congestion controller
+// allows (RFC 9002 section 7.7) rather than a window at once. Measured on
+// a path with a real round trip (a relay adding delay): a real client
+// (aioquic) downloads through it, the relay times the server's datagrams.
+import assert from 'node:assert/strict';
+import { createServer } from '../src';
+import { request } from './helpers/h3client';
+import { impairedLink } from './helpers/impaired-link';
+import { runCli, startServer } from './helpers/server';
+
+const BODY = Buffer.alloc(1024 * 1024, 0x61);
+
+/** The largest number of the server's datagrams that reached the relay within `windowMs` of each other's first. */
+function largestBurst(arrivals: { at: number }[], windowMs: number): number {
+  let best = 0;
+  let start = 0;
+  for (let i = 0; i < arrivals.length; i++) {
+    while (arrivals[i].at - arrivals[start].at > windowMs) start++;
+    best = Math.max(best, i - start + 1);
+  }
+  return best;
+}
+
+async function download(options: { congestionControl?: 'cubic' | 'reno' | 'bbr2'; pacing?: boolean }) {
+  const { server, port } = await startServer((_req, res) => res.end(BODY), options);
+  const link = await impairedLink(port, { delayMs: 10 });
+  try {
+    const res = await request(link.port, { path: '/big', discard_body: true }, 20);
+    return { res, waits: server.counters().pacingWaits, burst: largestBurst(link.fromServer, 0.5), datagrams: link.fromServer.length };
+  } finally {
+    link.close();
+    await server.close();
+  }
+}
+
+describe('pacing (issue 14)', function () {
+  this.timeout(60_000);
+
+  for (const cc of ['cubic', 'reno', 'bbr2'] as const) {
+    it(`${cc}: a 1 MiB answer over a 20 ms round trip waits for its pacing times and arrives whole`, async () => {
+      const { res, waits, burst, datagrams } = await download({ congestionControl: cc });
+      assert.equal(res.status, 200);
+      assert.equal(res.body_length, BODY.length);
+      assert.ok(waits > 0, `sending waited for its pacing time (${waits} waits, ${datagrams} datagrams, largest burst ${burst})`);
+    });
+  }
+
+  it('bursts are smaller paced than unpaced', async () => {
+    const paced = await download({});
+    const unpaced = await download({ pacing: false });
+    assert.equal(unpaced.waits, 0, 'pacing off: nothing waits');
+    console.log(`      largest burst in 0.5 ms: paced ${paced.burst}, unpaced ${unpaced.burst}`);
+    assert.ok(paced.burst < unpaced.burst, `paced ${paced.burst} < unpaced ${unpaced.burst}`);
+  });
+
+  it('congestionControl and pacing are checked, and the CLI names the choices', async () => {
+    await assert.rejects(createServer({ congestionControl: 'vegas' as never }).listen(0), /congestionControl must be one of cubic, reno, bbr2, got "vegas"/);
+    await assert.rejects(createServer({ pacing: 'yes' as never }).listen(0), /pacing must be true or false/);
+    const r = await runCli(['--cc', 'vegas', '--port', '0']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /option '--cc <name>' argument 'vegas' is invalid. Allowed choices are cubic, reno, bbr2/);
+  });
+});
