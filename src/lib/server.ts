@@ -248,6 +248,7 @@ export class Http3Server extends EventEmitter {
         statelessResetsSent: 0,
         statelessResetsLimited: 0,
         pacingWaits: 0,
+        pathMigrations: 0,
         nativeResponses200: 0,
         nativeResponses413: 0,
         nativeResponses429: 0,

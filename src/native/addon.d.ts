@@ -104,6 +104,11 @@ export interface NativeCounters {
    * bucket empty (CUBIC, Reno: server/pacer.rs).
    */
   pacingWaits: number
+  /**
+   * Connections whose client moved to a new address (NAT rebinding or
+   * active migration) once quiche validated the new path.
+   */
+  pathMigrations: number
   nativeResponses200: number
   nativeResponses413: number
   nativeResponses429: number

@@ -123,7 +123,10 @@ impl Options {
         c.set_initial_max_stream_data_bidi_local(self.stream_window);
         c.set_initial_max_stream_data_uni(self.stream_window);
         c.set_initial_max_data((self.stream_window * streams.min(64)).max(1 << 20));
-        c.set_disable_active_migration(true);
+        // Migration (server/paths.rs): the client may move to a new address
+        // (or a NAT may move it); it may hold up to four of our IDs.
+        c.set_disable_active_migration(false);
+        c.set_active_connection_id_limit(4);
         // Congestion control and pacing (docs/design.md, "Pacing"): the
         // server loop holds a packet quiche times for later until its time.
         c.set_cc_algorithm_name(&self.congestion_control)

@@ -65,6 +65,9 @@ macro_rules! reported_counters {
                 #[doc = "quiche timed for later (BBRv2's `SendInfo::at`), or the server's token"]
                 #[doc = "bucket empty (CUBIC, Reno: server/pacer.rs)."]
                 pacing_waits,
+                #[doc = "Connections whose client moved to a new address (NAT rebinding or"]
+                #[doc = "active migration) once quiche validated the new path."]
+                path_migrations,
             }
             // Responses the native core wrote by itself: the 200 that opens a
             // WebTransport session, 413 over the body window, 429 past the

@@ -28,6 +28,7 @@ use crate::udp_bind::display;
 
 mod deadlines;
 mod pacer;
+mod paths;
 mod socket;
 mod table;
 #[cfg(test)]
@@ -539,6 +540,7 @@ impl<A: Application> Server<A> {
     fn process_dirty(&mut self) {
         for i in 0..self.dirty.len() {
             let id = self.dirty[i];
+            self.manage_paths(id);
             let Some(conn) = self.table.get_mut(id) else { continue };
             if conn.quic.is_closed() || conn.quic.is_draining() {
                 continue;

@@ -80,6 +80,24 @@ impl ConnTable {
         self.conns.insert(id, conn);
     }
 
+    /// Routes one more connection ID to a connection (a spare one it issued).
+    pub fn add_cid(&mut self, id: ConnId, cid: Vec<u8>) {
+        if let Some(conn) = self.conns.get_mut(&id) {
+            self.cids.insert(cid.clone(), id);
+            conn.cids.push(cid);
+        }
+    }
+
+    /// Stops routing a connection ID the peer retired.
+    pub fn remove_cid(&mut self, id: ConnId, cid: &[u8]) {
+        if let Some(conn) = self.conns.get_mut(&id) {
+            conn.cids.retain(|c| c != cid);
+            if self.cids.get(cid) == Some(&id) {
+                self.cids.remove(cid);
+            }
+        }
+    }
+
     /// Takes a connection out, with its connection IDs.
     pub fn remove(&mut self, id: ConnId) -> Option<Conn> {
         let conn = self.conns.remove(&id)?;

@@ -152,6 +152,8 @@ fn step(client: &mut quiche::Connection, peer: &UdpSocket, server: &mut Server<R
 fn connect(local: SocketAddr, peer: &UdpSocket) -> quiche::Connection {
     let mut cfg = crate::testing::client_config();
     cfg.set_max_recv_udp_payload_size(1472);
+    // Room for the spare IDs the server offers (server/paths.rs).
+    cfg.set_active_connection_id_limit(4);
     let scid = [3u8; 16];
     let from = peer.local_addr().unwrap();
     quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), from, local, &mut cfg).unwrap()
@@ -337,4 +339,96 @@ fn an_unknown_congestion_controller_is_refused_at_listen() {
     opts.congestion_control = "vegas".into();
     let err = Server::bind(opts, Recorder::default()).err().expect("refused");
     assert_eq!(err.to_string(), "unknown congestion control \"vegas\" (cubic, reno or bbr2)");
+}
+
+/// `step` with the client's packets leaving from `out` and the server's
+/// read there, while the client believes it is still at `believed` (a NAT
+/// rebinding: the client's own address does not change, the one the
+/// server sees does).
+fn step_via(client: &mut quiche::Connection, out: &UdpSocket, believed: SocketAddr, server: &mut Server<Recorder>) {
+    let mut buf = [0u8; 65536];
+    while let Ok((n, info)) = client.send(&mut buf) {
+        out.send_to(&buf[..n], info.to).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(2));
+    server.socket.may_have_more = true;
+    server.turn();
+    std::thread::sleep(Duration::from_millis(2));
+    while let Ok((n, from)) = out.recv_from(&mut buf) {
+        let _ = client.recv(&mut buf[..n], quiche::RecvInfo { from, to: believed });
+    }
+    client.on_timeout();
+}
+
+#[test]
+fn a_client_that_moves_keeps_its_connection_by_nat_rebinding_and_by_active_migration() {
+    let (mut server, counters, local) = server();
+    let first = UdpSocket::bind("127.0.0.1:0").unwrap();
+    first.set_nonblocking(true).unwrap();
+    let mut client = connect(local, &first);
+    for _ in 0..200 {
+        if client.is_established() && client.available_dcids() > 0 {
+            break;
+        }
+        step(&mut client, &first, &mut server);
+    }
+    assert!(client.is_established());
+    assert!(client.available_dcids() > 0, "the server offered spare connection IDs");
+    let id = server.table.ids()[0];
+    let believed = first.local_addr().unwrap();
+    let payload = vec![0x33u8; 300_000];
+    let mut offered = 0;
+    let mut read = 0;
+    let mut buf = vec![0u8; 65536];
+    let mut pump = |server: &mut Server<Recorder>, client: &mut quiche::Connection, out: &UdpSocket, at: SocketAddr, read: &mut usize| {
+        if offered < payload.len() {
+            let quic = &mut server.table.get_mut(id).unwrap().quic;
+            offered += quic.stream_send(43, &payload[offered..], true).unwrap_or(0);
+            server.mark_dirty(id);
+        }
+        step_via(client, out, at, server);
+        while let Ok((n, _)) = client.stream_recv(43, &mut buf) {
+            *read += n;
+        }
+    };
+    for _ in 0..5 {
+        pump(&mut server, &mut client, &first, believed, &mut read);
+    }
+    let before = read;
+    assert!(before > 0 && before < payload.len(), "mid-transfer: {before}");
+
+    // NAT rebinding: the same client, the same connection ID, a new port.
+    let rebound = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rebound.set_nonblocking(true).unwrap();
+    for _ in 0..40 {
+        client.send_ack_eliciting().unwrap();
+        pump(&mut server, &mut client, &rebound, believed, &mut read);
+        if Counters::get(&counters.path_migrations) == 1 {
+            break;
+        }
+    }
+    assert_eq!(Counters::get(&counters.path_migrations), 1, "the server followed the rebinding");
+    assert_eq!(server.table.get(id).unwrap().peer, rebound.local_addr().unwrap());
+
+    // Active migration: the client moves itself, onto one of the spare IDs.
+    let moved = UdpSocket::bind("127.0.0.1:0").unwrap();
+    moved.set_nonblocking(true).unwrap();
+    let moved_addr = moved.local_addr().unwrap();
+    // quiche's client wants a spare ID of its own for the new path, which
+    // the server must have heard of (it accepts four: config.rs).
+    client.new_scid(&quiche::ConnectionId::from_ref(&[9u8; 16]), 0x1234, false).unwrap();
+    for _ in 0..3 {
+        pump(&mut server, &mut client, &rebound, believed, &mut read);
+    }
+    client.migrate_source(moved_addr).expect("the client has a spare ID to migrate with");
+    for _ in 0..200 {
+        pump(&mut server, &mut client, &moved, moved_addr, &mut read);
+        if read == payload.len() && Counters::get(&counters.path_migrations) == 2 {
+            break;
+        }
+    }
+    assert_eq!(Counters::get(&counters.path_migrations), 2, "the server followed the client's own move");
+    assert_eq!(server.table.get(id).unwrap().peer, moved_addr);
+    assert_eq!(read, payload.len(), "every byte arrived across both moves");
+    assert!(!client.is_closed());
 }
