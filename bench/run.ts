@@ -60,9 +60,11 @@ async function main() {
   const w7 = await run.w7();
   log(`W8: one connection, ${P.w8Bytes / 1024 / 1024} MiB uploaded to a streaming handler and downloaded from a file, ${P.w8Rounds} round(s)`);
   await run.w8();
+  log(`W10: one ${P.w10Bytes / 1024 / 1024} MiB download over impaired links (user-space relay), ${P.w10Rounds} round(s) per link and server`);
+  await run.w10();
   const comparison = baseline ? await compareWithBaseline(P, h3, baseline) : undefined;
 
-  report({ quick: options.quick, P, rows: run.rows, w4, w5, w5Native, ceiling, w7, w8: run.w8Rows, comparison, started });
+  report({ quick: options.quick, P, rows: run.rows, w4, w5, w5Native, ceiling, w7, w8: run.w8Rows, w10: run.w10Rows, comparison, started });
 }
 
 main()

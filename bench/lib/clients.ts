@@ -127,6 +127,8 @@ export interface Transfer {
   bytes: number;
   seconds: number;
   mb_per_s: number;
+  /** Until the response's header section arrived (connection set-up and the request's round trip). */
+  head_seconds: number;
   client_cpu_s: number;
   /** Server CPU time (scheduler nanoseconds, all threads of all its processes) per GiB moved. */
   cpu_s_per_gib: number;
@@ -186,7 +188,7 @@ export async function transfer(
     if (hwm > hwm0[i]) peak[i] = Math.max(peak[i], hwm);
   });
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  const r = out ? (JSON.parse(out.value) as { seconds: number; mb_per_s: number; client_cpu_s: number }) : undefined;
+  const r = out ? (JSON.parse(out.value) as { seconds: number; mb_per_s: number; client_cpu_s: number; head_seconds?: number }) : undefined;
   return {
     server: server.name,
     direction,
@@ -194,6 +196,7 @@ export async function transfer(
     bytes,
     seconds: r?.seconds ?? NaN,
     mb_per_s: r?.mb_per_s ?? NaN,
+    head_seconds: r?.head_seconds ?? NaN,
     client_cpu_s: r?.client_cpu_s ?? NaN,
     cpu_s_per_gib: r ? (n1 - n0) / 1e9 / (bytes / 1024 ** 3) : NaN,
     rss_before_kib: sum(before),

@@ -61,5 +61,9 @@ export function parameters(quick: boolean) {
     w8Warmup: (quick ? 16 : 64) * 1024 * 1024,
     w8Rounds: quick ? 1 : 3,
     w8TimeoutS: quick ? 60 : 300,
+    /** W10: the download's size, rounds per link and server, and the client's limit. */
+    w10Bytes: 10 * 1024 * 1024,
+    w10Rounds: quick ? 1 : 3,
+    w10TimeoutS: 120,
   };
 }

@@ -9,7 +9,7 @@ import type { Comparison } from './baseline';
 import type { Measured } from './clients';
 import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
-import { COMPAT, H2_COMPAT, NATIVE, Row, TS, udpSyscallsPerReq, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
+import { COMPAT, H2_COMPAT, NATIVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
 
 export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -65,6 +65,7 @@ export interface RunResults {
   ceiling?: Measured;
   w7: W7Result;
   w8: W8Row[];
+  w10: W10Row[];
   /** With --baseline. */
   comparison?: Comparison;
   started: number;
@@ -236,7 +237,51 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
     check('W8', 'upload MB/s vs node:http2', w8Ratio('upload', W8_H2), 'min', 0.5),
     check('W8', 'download MB/s vs node:http2', w8Ratio('download', W8_H2), 'min', 0.5),
     check('W8', 'RSS growth in a transfer (max)', Math.max(w8RssMax(r, COMPAT, 'upload'), w8RssMax(r, COMPAT, 'download')), 'max', 32, 'MiB'),
+    ...w10Checks(r.w10),
   ];
+}
+
+/** Goodput of the body: its bytes over the time from the response's header section to its last byte (MB/s). */
+export const bodyGoodput = (t: W10Row) => t.bytes / (t.seconds - t.head_seconds) / 1e6;
+const w10Goodput = (rows: W10Row[], variant: string, link: string, of: (t: W10Row) => number = (t) => t.mb_per_s) =>
+  median(rows.filter((t) => t.variant === variant && t.link === link && !t.error).map(of));
+
+/** W10's checks (issue 14): goodput against Caddy on the lossy path, and the share of the bottleneck used. */
+export function w10Checks(rows: W10Row[]): Check[] {
+  // 100 Mbit/s is 12.5 MB/s (decimal, as the client reports MB/s).
+  const link = ((W10_LINKS.bottleneck.rateMbps ?? NaN) * 1e6) / 8 / 1e6;
+  return [
+    check('W10', 'goodput, 30 ms RTT, 1 % loss, vs Caddy', w10Goodput(rows, COMPAT, 'lossy') / w10Goodput(rows, W10_CADDY, 'lossy'), 'min', 1.0),
+    // The body's goodput: a 10 MiB download at 100 Mbit/s lasts 0.84 s, of
+    // which the handshake and the request's round trip (40 ms at 20 ms RTT)
+    // would be 5 % whatever the server did; the whole-transfer share is
+    // shown beside it.
+    check('W10', 'goodput at a 100 Mbit/s bottleneck, share of the link (body, from its first byte)', (100 * w10Goodput(rows, COMPAT, 'bottleneck', bodyGoodput)) / link, 'min', 90, '%'),
+    extraView(check('W10', 'the same over the whole transfer, handshake included', (100 * w10Goodput(rows, COMPAT, 'bottleneck')) / link, 'min', 90, '%')),
+    extraView(check('W10', 'goodput at the bottleneck vs Caddy', w10Goodput(rows, COMPAT, 'bottleneck') / w10Goodput(rows, W10_CADDY, 'bottleneck'), 'min', 1.0)),
+  ];
+}
+
+/** W10's table: per link and server, the median goodput over the rounds and what the relay dropped. */
+export function w10Table(P: Params, rows: W10Row[]): string[] {
+  const lines = [
+    `W10: one ${P.w10Bytes / 1024 / 1024} MiB download through a user-space relay, median of ${P.w10Rounds} round(s)`,
+    '| link | server | goodput MB/s | body goodput MB/s | seconds | until the response head s | relay drops (loss / queue) | server CPU s/GiB | failed |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const [link, rules] of Object.entries(W10_LINKS)) {
+    for (const variant of [...new Set(rows.filter((t) => t.link === link).map((t) => t.variant))]) {
+      const ok = rows.filter((t) => t.link === link && t.variant === variant && !t.error);
+      const failed = rows.filter((t) => t.link === link && t.variant === variant && t.error).length;
+      const m = (f: (t: W10Row) => number) => median(ok.map(f));
+      lines.push(
+        `| ${rules.title} | ${variant} | ${m((t) => t.mb_per_s).toFixed(2)} | ${m(bodyGoodput).toFixed(2)} | ${m((t) => t.seconds).toFixed(2)} | ${m((t) => t.head_seconds).toFixed(3)} | ` +
+          `${m((t) => t.loss_drops)} / ${m((t) => t.queue_drops)} | ${m((t) => t.cpu_s_per_gib).toFixed(2)} | ${failed} |`,
+      );
+    }
+  }
+  for (const t of rows.filter((x) => x.error)) lines.push(`- W10 ${t.link} ${t.variant} round ${t.round} failed: ${t.error}`);
+  return lines;
 }
 
 /** W8's table: per server and direction, medians over the rounds (RSS growth: the largest). */
@@ -328,6 +373,10 @@ export function report(r: RunResults): void {
     table('');
     for (const line of w8Table(r)) table(line);
   }
+  if (r.w10.length) {
+    table('');
+    for (const line of w10Table(r.P, r.w10)) table(line);
+  }
   table('');
   table('| id | check | measured | target | verdict |');
   table('|---|---|---:|---:|---|');
@@ -353,6 +402,7 @@ export function report(r: RunResults): void {
     client_ceiling: r.ceiling,
     w7: r.w7,
     w8: r.w8,
+    w10: r.w10,
     /** Medians over the rounds; the per-round figures are in rows (udp_recv_calls_per_req, udp_send_calls_per_req). */
     w1_udp_syscalls_per_request: { variant: TS, receive: udp.recv, send: udp.send, total: udp.total },
     /** W2's server CPU per fresh connection (schedstat), per round and as medians, and the per-round ratios to Caddy. */

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { H3NodeBuild } from './builds';
 import { fetchStats, h2Load, h3Load, H3LoadOptions, Load, Measured, runClient, runToEnd, startClient, Transfer, transfer } from './clients';
 import { LOADCLIENT, Params, PYTHON, WORK } from './config';
+import { impairedLink, LinkRules } from '../../test/helpers/impaired-link';
 import { statusKiB } from './procfs';
 import { log } from './log';
 import {
@@ -41,6 +42,14 @@ export const W8_CADDY = 'caddy (proxy / file_server)';
 export const W8_H2 = 'node-http2 compat';
 
 export type W8Row = Transfer & { variant: string; round: number };
+
+/** W10's links (issue 14): a lossy long path, and a bottleneck. */
+export const W10_LINKS: Record<string, LinkRules & { title: string; rateMbps?: number }> = {
+  lossy: { title: '30 ms RTT, 1 % loss each way', delayMs: 15, loss: 0.01 },
+  bottleneck: { title: '100 Mbit/s bottleneck, 20 ms RTT, 1-BDP drop-tail queue', delayMs: 10, rateMbps: 100 },
+};
+export const W10_CADDY = 'caddy (file_server)';
+export type W10Row = Transfer & { variant: string; link: string; round: number; queue_drops: number; loss_drops: number };
 
 const warm = (n: number, extra: string[] = []) => ['-conns', '1', '-streams', '20', '-requests', String(n), ...extra];
 const post4096 = ['-method', 'POST', '-body', '4096'];
@@ -96,6 +105,7 @@ export interface W7Result {
 export class Workloads {
   readonly rows: Row[] = [];
   readonly w8Rows: W8Row[] = [];
+  readonly w10Rows: W10Row[] = [];
 
   /** `h3` is the h3-node measured (this checkout); without a native path the native-handler rows are left out. */
   constructor(
@@ -303,6 +313,44 @@ export class Workloads {
           );
         }
         await stopServer(s);
+      }
+    }
+  }
+
+  /**
+   * W10: goodput of one 10 MiB download (GET /file, quic-go client) through
+   * the user-space impairment relay (test/helpers/impaired-link.ts, run in
+   * this harness process), per link, this server (createSecureServer) and
+   * Caddy's file_server alternating, each started fresh per round.
+   */
+  async w10() {
+    const P = this.P;
+    const file = w8File(P.w10Bytes);
+    const servers: Array<[string, () => Promise<Server & { port: number }>]> = [];
+    if (this.hasCompat) servers.push([COMPAT, () => startH3NodeCompat(this.h3, file)]);
+    servers.push([W10_CADDY, () => startCaddyW8(file)]);
+    for (const [link, rules] of Object.entries(W10_LINKS)) {
+      for (let round = 1; round <= P.w10Rounds; round++) {
+        for (const [variant, start] of servers) {
+          let s: Server & { port: number };
+          try {
+            s = await start();
+          } catch (e) {
+            log(`  W10 ${variant}: did not start: ${(e as Error).message}`);
+            continue;
+          }
+          readThrough(file);
+          const relay = await impairedLink(s.port, rules);
+          const t = await transfer(s, `https://127.0.0.1:${relay.port}/file`, 'download', 'h3', P.w10Bytes, P.w10TimeoutS);
+          relay.close();
+          await stopServer(s);
+          const row = { ...t, variant, link, round, queue_drops: relay.dropped.queueFull, loss_drops: relay.dropped.toClient + relay.dropped.toServer };
+          this.w10Rows.push(row);
+          log(
+            `  W10 ${link.padEnd(10)} ${variant.padEnd(28)} ` +
+              (t.error ? `FAILED: ${t.error}` : `${t.mb_per_s.toFixed(2).padStart(6)} MB/s  ${t.seconds.toFixed(2)} s  relay dropped ${row.loss_drops} (loss) + ${row.queue_drops} (queue full)`),
+          );
+        }
       }
     }
   }

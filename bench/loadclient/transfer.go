@@ -29,6 +29,10 @@ type transferResult struct {
 	Status  int     `json:"status"`
 	// The client's own CPU time: near Seconds means the client set the pace.
 	ClientCPU float64 `json:"client_cpu_s"`
+	// Until the response's header section arrived (the connection set up
+	// and, for a download, the request's round trip): the rest of Seconds
+	// is the body moving.
+	HeadSeconds float64 `json:"head_seconds"`
 }
 
 // sizedBody hands out n bytes without filling them: the server only counts
@@ -93,6 +97,7 @@ func runTransfer(mode, proto, url string, size int64, timeout time.Duration) err
 	if err != nil {
 		return err
 	}
+	head := time.Since(start).Seconds()
 	defer resp.Body.Close()
 	if (proto == "h2") != (resp.ProtoMajor == 2) {
 		return fmt.Errorf("asked for %s, answered over %s", proto, resp.Proto)
@@ -132,7 +137,7 @@ func runTransfer(mode, proto, url string, size int64, timeout time.Duration) err
 		return fmt.Errorf("%s moved %d bytes, expected %d", mode, moved, size)
 	}
 	return json.NewEncoder(os.Stdout).Encode(transferResult{
-		Mode: mode, Proto: proto, Bytes: moved, Seconds: elapsed, MBps: float64(moved) / elapsed / 1e6,
+		Mode: mode, Proto: proto, Bytes: moved, Seconds: elapsed, HeadSeconds: head, MBps: float64(moved) / elapsed / 1e6,
 		Status: resp.StatusCode, ClientCPU: cpu,
 	})
 }

@@ -17,7 +17,12 @@ if (typeof createSecureServer !== 'function') {
 
 const [portArg = '4433', cert, key, file] = process.argv.slice(2);
 // PEM text, as a node:http2 program passes it.
-const server = createSecureServer({ cert: fs.readFileSync(cert), key: fs.readFileSync(key) }, createApp(file));
+// For experiments only (the bench sets neither): H3_BENCH_CC=cubic|reno|bbr2, H3_BENCH_PACING=0.
+const transport = {
+  ...(process.env.H3_BENCH_CC ? { congestionControl: process.env.H3_BENCH_CC } : {}),
+  ...(process.env.H3_BENCH_PACING === '0' ? { pacing: false } : {}),
+};
+const server = createSecureServer({ cert: fs.readFileSync(cert), key: fs.readFileSync(key), ...transport }, createApp(file));
 server.on('error', (e) => {
   process.stderr.write(`h3-node-compat: ${e.message}\n`);
   process.exit(1);
