@@ -3,59 +3,31 @@
 // wire: a UDP relay between a real client (aioquic) and the server records
 // every datagram the server sends.
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import { AddressInfo } from 'node:net';
 import { createServer } from '../src';
 import { request } from './helpers/h3client';
+import { impairedLink } from './helpers/impaired-link';
 import { startServer } from './helpers/server';
-
-/** Relays client <-> server on loopback; records the server's datagram sizes in order. */
-async function relay(serverPort: number): Promise<{ port: number; sizes: number[]; longHeader: number[]; close: () => void }> {
-  const front = dgram.createSocket('udp4');
-  const back = dgram.createSocket('udp4');
-  const sizes: number[] = [];
-  const longHeader: number[] = [];
-  let client: { address: string; port: number } | undefined;
-  front.on('message', (msg, rinfo) => {
-    client = { address: rinfo.address, port: rinfo.port };
-    back.send(msg, serverPort, '127.0.0.1');
-  });
-  back.on('message', (msg) => {
-    sizes.push(msg.length);
-    if (msg[0] & 0x80) longHeader.push(msg.length);
-    if (client) front.send(msg, client.port, client.address);
-  });
-  await new Promise<void>((r) => front.bind(0, '127.0.0.1', r));
-  await new Promise<void>((r) => back.bind(0, '127.0.0.1', r));
-  return {
-    port: (front.address() as AddressInfo).port,
-    sizes,
-    longHeader,
-    close: () => {
-      front.close();
-      back.close();
-    },
-  };
-}
 
 describe('packet size (issue 14)', function () {
   it('the handshake goes out in datagrams of at most 1,350 bytes, then PMTUD grows them to the 1,472-byte IPv4 ceiling and no further', async () => {
     const body = Buffer.alloc(256 * 1024, 7);
     const { server, port } = await startServer((_req, res) => res.end(body));
-    const r = await relay(port);
+    const r = await impairedLink(port, {});
     try {
       const res = await request(r.port, { path: '/big' }, 15);
       assert.equal(res.status, 200);
       assert.equal(Buffer.from(res.body_b64, 'base64').length, body.length);
-      assert.ok(r.sizes.length > 150, `${r.sizes.length} datagrams`);
+      const sizes = r.fromServer.map((d) => d.size);
+      const longHeader = r.fromServer.filter((d) => d.long).map((d) => d.size);
+      assert.ok(sizes.length > 150, `${sizes.length} datagrams`);
       // Every datagram of the handshake (those opening with a long header:
       // Initial, Handshake) leaves before PMTUD may probe: quiche's
       // 1,200-byte start.
-      assert.ok(r.longHeader.length > 0);
-      assert.ok(r.longHeader.every((n) => n <= 1350), `handshake datagrams ${r.longHeader.join(',')}`);
+      assert.ok(longHeader.length > 0);
+      assert.ok(longHeader.every((n) => n <= 1350), `handshake datagrams ${longHeader.join(',')}`);
       // Then PMTUD's probe of the ceiling is acknowledged on loopback and
       // the response goes out at the ceiling, never above.
-      const max = Math.max(...r.sizes);
+      const max = Math.max(...sizes);
       assert.equal(max, 1472, `largest datagram ${max}`);
       assert.equal(server.counters().udpTooLarge, 0);
     } finally {

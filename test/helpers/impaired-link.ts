@@ -23,8 +23,8 @@ export interface LinkRules {
 export interface ImpairedLink {
   /** The port clients connect to instead of the server's. */
   readonly port: number;
-  /** Server-to-client datagrams: arrival time at the relay (ms, hrtime) and size. */
-  readonly fromServer: { at: number; size: number }[];
+  /** Server-to-client datagrams: arrival time at the relay (ms, hrtime), size, and whether a long header opens it. */
+  readonly fromServer: { at: number; size: number; long: boolean }[];
   /** Datagrams dropped by the loss rule, and by the bottleneck's full queue. */
   readonly dropped: { toServer: number; toClient: number; queueFull: number };
   close(): void;
@@ -38,7 +38,7 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
   const back = dgram.createSocket('udp4');
   const delay = rules.delayMs ?? 0;
   const loss = rules.loss ?? 0;
-  const fromServer: { at: number; size: number }[] = [];
+  const fromServer: { at: number; size: number; long: boolean }[] = [];
   const dropped = { toServer: 0, toClient: 0, queueFull: 0 };
   let client: { address: string; port: number } | undefined;
   let closed = false;
@@ -57,7 +57,7 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
     else later(() => back.send(msg, serverPort, '127.0.0.1'));
   });
   back.on('message', (msg) => {
-    fromServer.push({ at: nowMs(), size: msg.length });
+    fromServer.push({ at: nowMs(), size: msg.length, long: (msg[0] & 0x80) !== 0 });
     if (Math.random() < loss) dropped.toClient++;
     else if (bottleneck) bottleneck.offer(msg);
     else toClient(msg);

@@ -130,20 +130,26 @@ fn only_a_readable_event_or_the_limit_makes_a_turn_read() {
 /// packets out, one server turn, the server's packets in. Returns the
 /// sizes of the datagrams the client received.
 fn step(client: &mut quiche::Connection, peer: &UdpSocket, server: &mut Server<Recorder>) -> Vec<usize> {
-    let mut out = [0u8; 1500];
-    while let Ok((n, info)) = client.send(&mut out) {
-        peer.send_to(&out[..n], info.to).unwrap();
+    step_via(client, peer, peer.local_addr().unwrap(), server)
+}
+
+/// `step` with the client's packets leaving from `out` and the server's
+/// read there, while the client believes it is at `believed` (after a NAT
+/// rebinding the client's own address has not changed, the one the server
+/// sees has).
+fn step_via(client: &mut quiche::Connection, out: &UdpSocket, believed: SocketAddr, server: &mut Server<Recorder>) -> Vec<usize> {
+    let mut buf = [0u8; 65536];
+    while let Ok((n, info)) = client.send(&mut buf) {
+        out.send_to(&buf[..n], info.to).unwrap();
     }
     std::thread::sleep(Duration::from_millis(2));
     server.socket.may_have_more = true;
     server.turn();
     std::thread::sleep(Duration::from_millis(2));
     let mut sizes = Vec::new();
-    let mut buf = [0u8; 65536];
-    let local = peer.local_addr().unwrap();
-    while let Ok((n, from)) = peer.recv_from(&mut buf) {
+    while let Ok((n, from)) = out.recv_from(&mut buf) {
         sizes.push(n);
-        let _ = client.recv(&mut buf[..n], quiche::RecvInfo { from, to: local });
+        let _ = client.recv(&mut buf[..n], quiche::RecvInfo { from, to: believed });
     }
     client.on_timeout();
     sizes
@@ -159,20 +165,43 @@ fn connect(local: SocketAddr, peer: &UdpSocket) -> quiche::Connection {
     quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), from, local, &mut cfg).unwrap()
 }
 
-#[test]
-fn pmtud_starts_small_and_grows_to_the_send_limit() {
-    let (mut server, counters, local) = server();
+/// A server with these options and a quiche client on a socket of its own,
+/// stepped until `ready` holds for the client (at most 200 steps). Returns
+/// the datagram sizes the client received meanwhile.
+fn connected_until(
+    opts: Options,
+    ready: impl Fn(&quiche::Connection) -> bool,
+) -> (Server<Recorder>, Arc<Counters>, quiche::Connection, UdpSocket, Vec<usize>) {
+    let bound = Server::bind(opts, Recorder::default()).unwrap();
+    let (mut server, counters, local) = (bound.server, bound.shared.counters.clone(), bound.local);
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
     peer.set_nonblocking(true).unwrap();
     let mut client = connect(local, &peer);
-    let mut during_handshake = Vec::new();
+    let mut sizes = Vec::new();
     for _ in 0..200 {
-        if client.is_established() {
+        if ready(&client) {
             break;
         }
-        during_handshake.extend(step(&mut client, &peer, &mut server));
+        sizes.extend(step(&mut client, &peer, &mut server));
     }
-    assert!(client.is_established());
+    assert!(ready(&client), "the client did not get there");
+    (server, counters, client, peer, sizes)
+}
+
+/// Hands the server's QUIC more of `payload` on stream 43 (a
+/// server-initiated unidirectional stream past HTTP/3's own): quiche takes
+/// at most a congestion window ahead, so the rest is offered again later.
+fn offer_more(server: &mut Server<Recorder>, id: ConnId, payload: &[u8], offered: &mut usize) {
+    if *offered < payload.len() {
+        let quic = &mut server.table.get_mut(id).unwrap().quic;
+        *offered += quic.stream_send(43, &payload[*offered..], true).unwrap_or(0);
+        server.mark_dirty(id);
+    }
+}
+
+#[test]
+fn pmtud_starts_small_and_grows_to_the_send_limit() {
+    let (mut server, counters, mut client, peer, during_handshake) = connected_until(options(false, false), |c| c.is_established());
     assert!(!during_handshake.is_empty());
     assert!(during_handshake.iter().all(|&n| n <= 1350), "handshake datagrams {during_handshake:?}");
     // After the handshake quiche probes the ceiling (1472 over IPv4);
@@ -195,25 +224,14 @@ fn pmtud_starts_small_and_grows_to_the_send_limit() {
 fn connected_then_server_gone(key: [u8; 32]) -> (Options, quiche::Connection, UdpSocket) {
     let mut opts = options(false, false);
     opts.stateless_reset_key = Some(key);
-    let bound = Server::bind(opts.clone(), Recorder::default()).unwrap();
-    let (mut server, local) = (bound.server, bound.local);
-    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
-    peer.set_nonblocking(true).unwrap();
-    let mut client = connect(local, &peer);
-    for _ in 0..200 {
-        if client.is_established() {
-            break;
-        }
-        step(&mut client, &peer, &mut server);
-    }
-    assert!(client.is_established());
+    let (mut server, _, mut client, peer, _) = connected_until(opts.clone(), |c| c.is_established());
     // Until HANDSHAKE_DONE arrives the client's datagrams open with a
     // Handshake packet (long header), which no reset answers.
     for _ in 0..10 {
         step(&mut client, &peer, &mut server);
     }
+    opts.port = server.socket.local.port();
     drop(server);
-    opts.port = local.port();
     (opts, client, peer)
 }
 
@@ -280,32 +298,14 @@ fn transfer_with_pacing(cc: &str, pacing: bool, bytes: usize) -> (usize, u64) {
     let mut opts = options(false, false);
     opts.pacing = pacing;
     opts.congestion_control = cc.into();
-    let bound = Server::bind(opts, Recorder::default()).unwrap();
-    let (mut server, counters, local) = (bound.server, bound.shared.counters.clone(), bound.local);
-    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
-    peer.set_nonblocking(true).unwrap();
-    let mut client = connect(local, &peer);
-    for _ in 0..200 {
-        if client.is_established() {
-            break;
-        }
-        step(&mut client, &peer, &mut server);
-    }
-    assert!(client.is_established());
+    let (mut server, counters, mut client, peer, _) = connected_until(opts, |c| c.is_established());
     let id = server.table.ids()[0];
-    // Stream 43: a server-initiated unidirectional stream past HTTP/3's own.
-    // quiche takes at most a congestion window ahead; the rest is offered
-    // again each step.
     let payload = vec![0x5a; bytes];
     let mut offered = 0;
     let mut read = 0;
     let mut buf = vec![0u8; 65536];
     for _ in 0..500 {
-        if offered < bytes {
-            let quic = &mut server.table.get_mut(id).unwrap().quic;
-            offered += quic.stream_send(43, &payload[offered..], true).unwrap_or(0);
-            server.mark_dirty(id);
-        }
+        offer_more(&mut server, id, &payload, &mut offered);
         step(&mut client, &peer, &mut server);
         while let Ok((n, _fin)) = client.stream_recv(43, &mut buf) {
             read += n;
@@ -341,39 +341,11 @@ fn an_unknown_congestion_controller_is_refused_at_listen() {
     assert_eq!(err.to_string(), "unknown congestion control \"vegas\" (cubic, reno or bbr2)");
 }
 
-/// `step` with the client's packets leaving from `out` and the server's
-/// read there, while the client believes it is still at `believed` (a NAT
-/// rebinding: the client's own address does not change, the one the
-/// server sees does).
-fn step_via(client: &mut quiche::Connection, out: &UdpSocket, believed: SocketAddr, server: &mut Server<Recorder>) {
-    let mut buf = [0u8; 65536];
-    while let Ok((n, info)) = client.send(&mut buf) {
-        out.send_to(&buf[..n], info.to).unwrap();
-    }
-    std::thread::sleep(Duration::from_millis(2));
-    server.socket.may_have_more = true;
-    server.turn();
-    std::thread::sleep(Duration::from_millis(2));
-    while let Ok((n, from)) = out.recv_from(&mut buf) {
-        let _ = client.recv(&mut buf[..n], quiche::RecvInfo { from, to: believed });
-    }
-    client.on_timeout();
-}
-
 #[test]
 fn a_client_that_moves_keeps_its_connection_by_nat_rebinding_and_by_active_migration() {
-    let (mut server, counters, local) = server();
-    let first = UdpSocket::bind("127.0.0.1:0").unwrap();
-    first.set_nonblocking(true).unwrap();
-    let mut client = connect(local, &first);
-    for _ in 0..200 {
-        if client.is_established() && client.available_dcids() > 0 {
-            break;
-        }
-        step(&mut client, &first, &mut server);
-    }
-    assert!(client.is_established());
-    assert!(client.available_dcids() > 0, "the server offered spare connection IDs");
+    // Established, and holding the spare IDs the server offered.
+    let (mut server, counters, mut client, first, _) =
+        connected_until(options(false, false), |c| c.is_established() && c.available_dcids() > 0);
     let id = server.table.ids()[0];
     let believed = first.local_addr().unwrap();
     let payload = vec![0x33u8; 300_000];
@@ -381,11 +353,7 @@ fn a_client_that_moves_keeps_its_connection_by_nat_rebinding_and_by_active_migra
     let mut read = 0;
     let mut buf = vec![0u8; 65536];
     let mut pump = |server: &mut Server<Recorder>, client: &mut quiche::Connection, out: &UdpSocket, at: SocketAddr, read: &mut usize| {
-        if offered < payload.len() {
-            let quic = &mut server.table.get_mut(id).unwrap().quic;
-            offered += quic.stream_send(43, &payload[offered..], true).unwrap_or(0);
-            server.mark_dirty(id);
-        }
+        offer_more(server, id, &payload, &mut offered);
         step_via(client, out, at, server);
         while let Ok((n, _)) = client.stream_recv(43, &mut buf) {
             *read += n;
