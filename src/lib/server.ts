@@ -9,7 +9,7 @@ import { DEMO_IDENTITY_WARNING, Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
 import { Exchanges } from './exchanges';
 import { StreamServer } from './stream-server';
-import type { CongestionControl } from './stream-server';
+import type { CongestionControl, QuicLbOptions } from './stream-server';
 import { devHooksOf } from './dev-hooks';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
@@ -62,6 +62,14 @@ export interface ServerOptions {
    * each loop turn's packets at once). See docs/reliability.md.
    */
   pacing?: boolean;
+  /**
+   * Connection IDs in the QUIC-LB plaintext format
+   * (draft-ietf-quic-load-balancers): a load balancer given the same
+   * `configId` and this server's `serverId` (1-15 bytes) routes every packet
+   * of a connection to this server, before and after a migration. Absent:
+   * random IDs. See docs/deploy.md.
+   */
+  quicLb?: QuicLbOptions;
   /**
    * A request not answered this long after its header section arrived is
    * answered 503 by the server and its stream freed (default 30 s; 0 turns it
@@ -185,6 +193,7 @@ export class Http3Server extends EventEmitter {
         statelessResetKey: options.statelessResetKey,
         congestionControl: options.congestionControl,
         pacing: options.pacing,
+        quicLb: options.quicLb,
         maxConnections: options.maxConnections,
         maxStreamsPerConnection: options.maxStreamsPerConnection,
         maxFieldSectionSize: options.maxFieldSectionSize,

@@ -33,6 +33,8 @@ export interface CoreOptions {
   congestionControl?: CongestionControl;
   /** ServerOptions.pacing. */
   pacing?: boolean;
+  /** ServerOptions.quicLb. */
+  quicLb?: QuicLbOptions;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
@@ -110,6 +112,7 @@ export class StreamServer implements EventSink, StreamOwner {
           statelessResetKey: resetKeyOf(o.statelessResetKey),
           congestionControl: congestionControlOf(o.congestionControl),
           pacing: pacingOf(o.pacing),
+          ...quicLbOf(o.quicLb),
           maxConnections: o.maxConnections,
           maxStreamsPerConnection: o.maxStreamsPerConnection,
           maxFieldSectionSize: o.maxFieldSectionSize,
@@ -295,6 +298,24 @@ export class StreamServer implements EventSink, StreamOwner {
     this.connections.set(conn, c);
     return c;
   }
+}
+
+/** Connection IDs a QUIC-LB load balancer can route (draft-ietf-quic-load-balancers, plaintext). */
+export interface QuicLbOptions {
+  /** The configuration rotation codepoint, 0 to 6. */
+  configId: number;
+  /** This server's ID: 1 to 15 bytes, as a Buffer or hex digits. */
+  serverId: Buffer | string;
+}
+
+/** quicLb as the addon takes it; the addon checks the ranges and names them. */
+function quicLbOf(lb: QuicLbOptions | undefined): { quicLbConfigId?: number; quicLbServerId?: Buffer } {
+  if (lb === undefined) return {};
+  const { configId, serverId } = lb;
+  if (!Number.isInteger(configId)) throw new TypeError(`quicLb.configId must be an integer from 0 to 6, got ${JSON.stringify(configId)}`);
+  const id = typeof serverId === 'string' && /^([0-9a-fA-F]{2})+$/.test(serverId) ? Buffer.from(serverId, 'hex') : serverId;
+  if (!Buffer.isBuffer(id)) throw new TypeError('quicLb.serverId must be a Buffer or an even number of hex digits');
+  return { quicLbConfigId: configId, quicLbServerId: id };
 }
 
 /** quiche's congestion controllers, by the names the option takes. */

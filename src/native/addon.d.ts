@@ -161,6 +161,12 @@ export interface NativeOptions {
   /** Send packets at the times quiche's pacer gives them (default true). */
   pacing?: boolean
   /**
+   * QUIC-LB plaintext connection IDs: the config rotation codepoint
+   * (0-6) and this server's ID (1-15 bytes); both or neither.
+   */
+  quicLbConfigId?: number
+  quicLbServerId?: Buffer
+  /**
    * Benchmark only ("a" or "c"): Rust answers Profile A / C itself
    * (bench_handler.rs, in addons built with the `bench-handler` feature),
    * to measure the boundary's cost.

@@ -24,6 +24,7 @@ use napi_derive::napi;
 use boundary::link::{Inbox, JsLink, Sink};
 use h3core::app::Application;
 use h3core::config::Options;
+use h3core::connection_ids::QuicLb;
 use h3core::server::{Server, Shared};
 use h3core::{counters, h3, panic_report, server};
 
@@ -57,6 +58,10 @@ pub struct NativeOptions {
     pub congestion_control: Option<String>,
     /// Send packets at the times quiche's pacer gives them (default true).
     pub pacing: Option<bool>,
+    /// QUIC-LB plaintext connection IDs: the config rotation codepoint
+    /// (0-6) and this server's ID (1-15 bytes); both or neither.
+    pub quic_lb_config_id: Option<u32>,
+    pub quic_lb_server_id: Option<Buffer>,
     /// Benchmark only ("a" or "c"): Rust answers Profile A / C itself
     /// (bench_handler.rs, in addons built with the `bench-handler` feature),
     /// to measure the boundary's cost.
@@ -140,6 +145,13 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
                 .map_err(|_| Error::from_reason(format!("statelessResetKey must be 32 bytes, not {}", b.len())))?,
         ),
     };
+    let quic_lb = match (options.quic_lb_config_id, options.quic_lb_server_id) {
+        (None, None) => None,
+        (Some(config), Some(server_id)) => Some(
+            QuicLb::new(u8::try_from(config).unwrap_or(u8::MAX), server_id.to_vec()).map_err(|e| Error::from_reason(e.to_string()))?,
+        ),
+        _ => return Err(Error::from_reason("quicLb needs both configId and serverId")),
+    };
     let opts = Options {
         host: options.host,
         port,
@@ -161,6 +173,7 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         stateless_reset_key,
         congestion_control: options.congestion_control.unwrap_or(d.congestion_control),
         pacing: options.pacing.unwrap_or(d.pacing),
+        quic_lb,
     };
     let inbox = Arc::new(Inbox::default());
     let sink: Sink = Box::new(move |batch: Vec<u8>| {

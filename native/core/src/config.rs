@@ -55,6 +55,9 @@ pub struct Options {
     pub congestion_control: String,
     /// Packets leave at the times quiche's pacer gives them.
     pub pacing: bool,
+    /// Connection IDs in the QUIC-LB plaintext format (connection_ids.rs);
+    /// None: random.
+    pub quic_lb: Option<crate::connection_ids::QuicLb>,
 }
 
 impl Default for Options {
@@ -80,6 +83,7 @@ impl Default for Options {
             stateless_reset_key: None,
             congestion_control: "cubic".into(),
             pacing: true,
+            quic_lb: None,
         }
     }
 }

@@ -18,6 +18,7 @@
 
 pub mod app;
 pub mod config;
+pub mod connection_ids;
 pub mod counters;
 pub mod error;
 pub mod h3;

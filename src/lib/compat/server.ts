@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { StreamServer } from '../stream-server';
 import type { NativeCounters } from '../../native/binding';
-import type { AddressInfo, CongestionControl, CoreOptions, StreamServerEvents } from '../stream-server';
+import type { AddressInfo, CongestionControl, CoreOptions, QuicLbOptions, StreamServerEvents } from '../stream-server';
 import type { ConnectionHandle, RequestStream } from '../request-stream';
 import { Logger, stderrLogger } from '../log';
 import { DEMO_IDENTITY_WARNING } from '../identity';
@@ -91,6 +91,14 @@ export interface SecureServerOptions extends TlsInput {
    * each loop turn's packets at once). See docs/reliability.md.
    */
   pacing?: boolean;
+  /**
+   * Connection IDs in the QUIC-LB plaintext format
+   * (draft-ietf-quic-load-balancers): a load balancer given the same
+   * `configId` and this server's `serverId` (1-15 bytes) routes every packet
+   * of a connection to this server, before and after a migration. Absent:
+   * random IDs. See docs/deploy.md.
+   */
+  quicLb?: QuicLbOptions;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   /** Largest request field section, advertised in SETTINGS. Responses are bounded only by the client's own setting. */
@@ -218,6 +226,7 @@ export class Http3SecureServer extends EventEmitter {
         statelessResetKey: o.statelessResetKey,
         congestionControl: o.congestionControl,
         pacing: o.pacing,
+        quicLb: o.quicLb,
         maxConnections: o.maxConnections,
         maxStreamsPerConnection: o.maxStreamsPerConnection,
         maxFieldSectionSize: o.maxFieldSectionSize,

@@ -94,6 +94,8 @@ pub struct Server<A: Application> {
     reset_limit: crate::reset::RateLimit,
     /// The first EMSGSIZE refusal is logged; the rest are counted only.
     too_large_logged: bool,
+    /// Makes the connection IDs this server issues (random, or QUIC-LB).
+    ids: crate::connection_ids::ConnectionIds,
     /// Pacing is on and quiche's controller does not pace (CUBIC, Reno):
     /// the server's token bucket does (pacer.rs).
     own_pacing: bool,
@@ -126,6 +128,7 @@ impl<A: Application> Server<A> {
         let own_pacing = options.pacing && !options.congestion_control.starts_with("bbr");
         let server = Server {
             own_pacing,
+            ids: crate::connection_ids::ConnectionIds::new(options.quic_lb.clone()),
             poll,
             socket,
             table: ConnTable::default(),
@@ -338,8 +341,7 @@ impl<A: Application> Server<A> {
         if self.deadlines.drain_started.is_some() || self.table.len() >= self.options.max_connections {
             return None;
         }
-        let mut scid = [0u8; quiche::MAX_CONN_ID_LEN];
-        getrandom::fill(&mut scid).ok()?;
+        let scid = self.ids.generate()?;
         let scid_ref = quiche::ConnectionId::from_ref(&scid);
         // The config is per server, these two per connection: the reset
         // token of the one connection ID issued (quiche sends the config's

@@ -43,10 +43,7 @@ impl<A: Application> Server<A> {
         let mut issued = Vec::new();
         if conn.quic.is_established() {
             while conn.quic.scids_left() > 0 && conn.quic.active_scids() < 1 + SPARE_IDS {
-                let mut scid = [0u8; quiche::MAX_CONN_ID_LEN];
-                if getrandom::fill(&mut scid).is_err() {
-                    break;
-                }
+                let Some(scid) = self.ids.generate() else { break };
                 let token = u128::from_be_bytes(crate::reset::token(&self.reset_key, &scid));
                 if conn.quic.new_scid(&quiche::ConnectionId::from_ref(&scid), token, false).is_err() {
                     break;

@@ -400,3 +400,17 @@ fn a_client_that_moves_keeps_its_connection_by_nat_rebinding_and_by_active_migra
     assert_eq!(read, payload.len(), "every byte arrived across both moves");
     assert!(!client.is_closed());
 }
+
+#[test]
+fn with_quic_lb_every_connection_id_the_server_issues_carries_its_server_id() {
+    let mut opts = options(false, false);
+    opts.quic_lb = Some(crate::connection_ids::QuicLb::new(1, vec![0x5e, 0x71]).unwrap());
+    let (mut server, _, client, _, _) = connected_until(opts, |c| c.is_established() && c.available_dcids() > 0);
+    let id = server.table.ids()[0];
+    let issued: Vec<Vec<u8>> = server.table.get_mut(id).unwrap().quic.source_ids().map(|c| c.as_ref().to_vec()).collect();
+    assert!(issued.len() >= 2, "the first ID and the spares: {}", issued.len());
+    for cid in &issued {
+        assert_eq!(crate::connection_ids::ConnectionIds::server_id_of(cid, 2), Some((1, &[0x5e, 0x71][..])));
+    }
+    assert!(issued.iter().any(|c| c.as_slice() == client.destination_id().as_ref()), "the client uses one of them");
+}

@@ -1,0 +1,130 @@
+//! The connection IDs this server issues: 20 bytes, either random or in
+//! the QUIC-LB format without a key (draft-ietf-quic-load-balancers-19: the
+//! server ID in the clear), which lets a load balancer that knows the
+//! configuration route
+//! every packet of a connection, before and after a migration, to the
+//! server that owns it:
+//!
+//! ```text
+//! first octet: config rotation (3 bits) | length self-description (5 bits)
+//! server id:   server_id.len() bytes, in the clear
+//! nonce:       the rest, random (at least 4 bytes)
+//! ```
+//!
+//! The length is always 20 (quiche's maximum): short-header packets carry
+//! no length, and the server parses them with this one.
+
+use std::fmt;
+
+/// Every ID this server issues has this length.
+pub const CID_LEN: usize = quiche::MAX_CONN_ID_LEN;
+/// QUIC-LB: configuration 0b111 marks an ID no balancer can route.
+pub const UNROUTABLE_CONFIG: u8 = 0b111;
+/// QUIC-LB requires at least this much nonce.
+pub const MIN_NONCE: usize = 4;
+
+/// A QUIC-LB plaintext configuration: which rotation codepoint, and this
+/// server's ID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuicLb {
+    pub config_id: u8,
+    pub server_id: Vec<u8>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum QuicLbError {
+    ConfigId(u8),
+    ServerIdLength(usize),
+}
+
+impl fmt::Display for QuicLbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QuicLbError::ConfigId(c) => write!(f, "QUIC-LB config id must be 0 to 6 (7 marks unroutable IDs), got {c}"),
+            QuicLbError::ServerIdLength(n) => {
+                write!(f, "QUIC-LB server id must be 1 to {} bytes, got {n}", CID_LEN - 1 - MIN_NONCE)
+            }
+        }
+    }
+}
+
+impl QuicLb {
+    pub fn new(config_id: u8, server_id: Vec<u8>) -> Result<QuicLb, QuicLbError> {
+        if config_id >= UNROUTABLE_CONFIG {
+            return Err(QuicLbError::ConfigId(config_id));
+        }
+        if server_id.is_empty() || server_id.len() > CID_LEN - 1 - MIN_NONCE {
+            return Err(QuicLbError::ServerIdLength(server_id.len()));
+        }
+        Ok(QuicLb { config_id, server_id })
+    }
+}
+
+/// Makes the server's connection IDs.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectionIds {
+    lb: Option<QuicLb>,
+}
+
+impl ConnectionIds {
+    pub fn new(lb: Option<QuicLb>) -> ConnectionIds {
+        ConnectionIds { lb }
+    }
+
+    /// A fresh ID; None only if the system's random source failed.
+    pub fn generate(&self) -> Option<[u8; CID_LEN]> {
+        let mut cid = [0u8; CID_LEN];
+        getrandom::fill(&mut cid).ok()?;
+        if let Some(lb) = &self.lb {
+            // Self-described length: the ID's length minus one.
+            cid[0] = (lb.config_id << 5) | (CID_LEN as u8 - 1);
+            cid[1..1 + lb.server_id.len()].copy_from_slice(&lb.server_id);
+        }
+        Some(cid)
+    }
+
+    /// The server ID a QUIC-LB balancer reads from `cid` under this
+    /// configuration (what the test balancer does).
+    pub fn server_id_of<'a>(cid: &'a [u8], server_id_len: usize) -> Option<(u8, &'a [u8])> {
+        let first = *cid.first()?;
+        let config = first >> 5;
+        if config == UNROUTABLE_CONFIG || cid.len() < 1 + server_id_len + MIN_NONCE {
+            return None;
+        }
+        Some((config, &cid[1..1 + server_id_len]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quic_lb_id_carries_the_config_the_length_and_the_server_id_before_a_random_nonce() {
+        let ids = ConnectionIds::new(Some(QuicLb::new(2, vec![0xab, 0xcd, 0xef]).unwrap()));
+        let a = ids.generate().unwrap();
+        let b = ids.generate().unwrap();
+        assert_eq!(a[0] >> 5, 2, "config rotation bits");
+        assert_eq!(usize::from(a[0] & 0x1f) + 1, CID_LEN, "self-described length");
+        assert_eq!(&a[1..4], &[0xab, 0xcd, 0xef]);
+        assert_eq!(ConnectionIds::server_id_of(&a, 3), Some((2, &[0xab, 0xcd, 0xef][..])));
+        assert_ne!(a[4..], b[4..], "the nonce differs between IDs");
+    }
+
+    #[test]
+    fn configurations_outside_the_draft_are_refused() {
+        assert_eq!(QuicLb::new(7, vec![1]), Err(QuicLbError::ConfigId(7)));
+        assert_eq!(QuicLb::new(0, vec![]), Err(QuicLbError::ServerIdLength(0)));
+        assert_eq!(QuicLb::new(0, vec![0; 16]), Err(QuicLbError::ServerIdLength(16)));
+        assert!(QuicLb::new(6, vec![0; 15]).is_ok(), "15 bytes of server id leave the 4-byte nonce");
+    }
+
+    #[test]
+    fn without_a_configuration_ids_are_random_and_a_balancer_reads_none_from_an_unroutable_one() {
+        let ids = ConnectionIds::default();
+        assert_ne!(ids.generate().unwrap(), ids.generate().unwrap());
+        let mut cid = [0u8; CID_LEN];
+        cid[0] = UNROUTABLE_CONFIG << 5;
+        assert_eq!(ConnectionIds::server_id_of(&cid, 2), None);
+    }
+}

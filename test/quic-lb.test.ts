@@ -1,0 +1,50 @@
+// Issue 15, many machines: connection IDs in the QUIC-LB plaintext format
+// let a balancer route every packet of a connection to the server that owns
+// it. Two servers behind a QUIC-LB-decoding relay (test/helpers); real
+// clients (aioquic) connect through it.
+import assert from 'node:assert/strict';
+import { createServer } from '../src';
+import { request } from './helpers/h3client';
+import { quicLbBalancer } from './helpers/quic-lb-balancer';
+import { startServer } from './helpers/server';
+
+describe('QUIC-LB connection IDs (issue 15)', function () {
+  this.timeout(60_000);
+
+  it('behind a QUIC-LB balancer, every connection is served by one server, found by the ID it issued', async () => {
+    const ids = [Buffer.from('a1b2', 'hex'), Buffer.from('c3d4', 'hex')];
+    const a = await startServer((_req, res) => res.text(200, 'from a\n'), { quicLb: { configId: 1, serverId: ids[0] } });
+    const b = await startServer((_req, res) => res.text(200, 'from b\n'), { quicLb: { configId: 1, serverId: 'c3d4' } });
+    const lb = await quicLbBalancer(1, [
+      { port: a.port, serverId: ids[0] },
+      { port: b.port, serverId: ids[1] },
+    ]);
+    try {
+      const answers: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        // A larger answer needs many round trips after the handshake, all
+        // routed by the server's own connection IDs.
+        const res = await request(lb.port, { path: `/${i}` }, 10);
+        assert.equal(res.status, 200, `connection ${i}`);
+        answers.push(res.body_text);
+      }
+      // Every datagram after a client's first flight carried one of the
+      // servers' IDs and went where that ID said; a mis-routed one would
+      // have been answered with a stateless reset and the request failed.
+      assert.ok(lb.byServerId[0] > 0 && lb.byServerId[1] > 0, `routed by server id: ${lb.byServerId}`);
+      assert.ok(answers.includes('from a\n') && answers.includes('from b\n'), `both servers served: ${answers.join('')}`);
+      assert.equal(a.server.counters().statelessResetsSent + b.server.counters().statelessResetsSent, 0);
+      assert.equal(a.server.counters().connectionsAccepted + b.server.counters().connectionsAccepted, 8);
+    } finally {
+      lb.close();
+      await a.server.close();
+      await b.server.close();
+    }
+  });
+
+  it('a configuration outside the draft is refused with the reason', async () => {
+    await assert.rejects(createServer({ quicLb: { configId: 7, serverId: 'aa' } }).listen(0), /config id must be 0 to 6/);
+    await assert.rejects(createServer({ quicLb: { configId: 0, serverId: Buffer.alloc(16) } }).listen(0), /server id must be 1 to 15 bytes, got 16/);
+    await assert.rejects(createServer({ quicLb: { configId: 0, serverId: 'xyz' } }).listen(0), /serverId must be a Buffer or an even number of hex digits/);
+  });
+});
