@@ -174,6 +174,7 @@ impl<A: Application> Server<A> {
         // the application hears of each, so nothing it tracks is left open.
         for h in self.table.ids() {
             if let Some(mut conn) = self.table.remove(h) {
+                announce(&mut self.app, h, &mut conn);
                 conn.h3.on_connection_closed(&mut self.app);
                 Counters::sub(&self.shared.counters.connections_open, 1);
                 let closed = ConnClosed {
@@ -371,7 +372,6 @@ impl<A: Application> Server<A> {
         Counters::add(&self.shared.counters.connections_open, 1);
         let cid_hex = hex(&scid);
         let now = Instant::now();
-        self.app.on_conn_open(id, display(from), &cid_hex);
         self.table.insert(
             id,
             Conn {
@@ -387,6 +387,7 @@ impl<A: Application> Server<A> {
                 timer: None,
                 held: false,
                 answered: false,
+                announced: false,
                 paced: None,
                 pacer: Pacer::new(quiche::MIN_CLIENT_INITIAL_LEN, now),
             },
@@ -546,6 +547,9 @@ impl<A: Application> Server<A> {
             let Some(conn) = self.table.get_mut(id) else { continue };
             if conn.quic.is_closed() || conn.quic.is_draining() {
                 continue;
+            }
+            if conn.quic.is_established() {
+                announce(&mut self.app, id, conn);
             }
             let app = &mut self.app;
             let scratch = &mut self.scratch;
@@ -727,6 +731,7 @@ impl<A: Application> Server<A> {
             let Some(mut conn) = self.table.remove(id) else { continue };
             self.deadlines.forget_timer(id, conn.timer);
             count_quic_datagrams(&mut conn, &self.shared.counters);
+            announce(&mut self.app, id, &mut conn);
             conn.h3.on_connection_closed(&mut self.app);
             Counters::sub(&self.shared.counters.connections_open, 1);
             if !conn.quic.is_established() {
@@ -744,6 +749,18 @@ impl<A: Application> Server<A> {
             };
             self.app.on_conn_closed(id, ConnClosed { how, is_app, code, reason, peer: display(conn.peer), cid: &conn.cid_hex });
         }
+    }
+}
+
+/// Tells the application of a connection once: when its handshake is done
+/// (so the announcement usually rides in one event batch with the
+/// connection's first request, rather than waking JavaScript on its own when
+/// the first Initial arrives), or just before its close for one that never
+/// got that far.
+fn announce<A: Application>(app: &mut A, id: ConnId, conn: &mut Conn) {
+    if !conn.announced {
+        conn.announced = true;
+        app.on_conn_open(id, display(conn.peer), &conn.cid_hex);
     }
 }
 
