@@ -2,8 +2,8 @@
 // runs it (the package's bin).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createServer } from '../lib/server';
-import { CONGESTION_CONTROLS } from '../lib/stream-server';
-import type { CongestionControl } from '../lib/stream-server';
+import { CONGESTION_CONTROLS, RETRY_MODES } from '../lib/stream-server';
+import type { CongestionControl, RetryMode } from '../lib/stream-server';
 import { withDevHooks } from '../lib/dev-hooks';
 import { DEMO_IDENTITY_WARNING } from '../lib/identity';
 import { PROFILES } from './profiles';
@@ -65,7 +65,10 @@ async function main(argv: string[]): Promise<void> {
   for (const [flag, , help] of LIMIT_FLAGS) program.option(flag, help, parseCount);
   program
     .addOption(new Option('--cc <name>', 'congestion control').choices([...CONGESTION_CONTROLS]).default('cubic'))
-    .option('--no-pacing', "send each loop turn's packets at once instead of at the times quiche's pacer gives them");
+    .option('--no-pacing', "send each loop turn's packets at once instead of at the times quiche's pacer gives them")
+    .addOption(
+      new Option('--retry <mode>', 'address validation: Retry always, never, or once 128 handshakes are under way at once').choices([...RETRY_MODES]).default('auto'),
+    );
   // Fault injection for the test suite (test/logging.test.ts): a request for
   // this path panics inside the native core. Not in --help: no user needs it.
   program.addOption(new Option('--dev-panic-on-path <path>').hideHelp());
@@ -84,6 +87,7 @@ async function main(argv: string[]): Promise<void> {
       key?: string;
       cc: CongestionControl;
       pacing: boolean;
+      retry: RetryMode;
       devPanicOnPath?: string;
     } & ObservabilityOptions
   >();
@@ -105,6 +109,7 @@ async function main(argv: string[]): Promise<void> {
       ...limits,
       congestionControl: opts.cc,
       pacing: opts.pacing,
+      retry: opts.retry,
       cert: opts.cert,
       key: opts.key,
       logger,

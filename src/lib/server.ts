@@ -9,7 +9,7 @@ import { DEMO_IDENTITY_WARNING, Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
 import { Exchanges } from './exchanges';
 import { StreamServer } from './stream-server';
-import type { CongestionControl, QuicLbOptions } from './stream-server';
+import type { CongestionControl, QuicLbOptions, RetryMode } from './stream-server';
 import { devHooksOf } from './dev-hooks';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
@@ -70,6 +70,18 @@ export interface ServerOptions {
    * random IDs. See docs/deploy.md.
    */
   quicLb?: QuicLbOptions;
+  /**
+   * Address validation (RFC 9000 section 8.1.2): `'auto'` (the default)
+   * answers a client's first Initial with a Retry once `retryThreshold`
+   * handshakes (default 128) are under way at once, so a flood of spoofed
+   * Initials cannot fill the connection table while ordinary clients save
+   * the round trip; `'on'` always; `'off'` never. Retry tokens are keyed by
+   * `retryTokenKey` (32 bytes, Buffer or 64 hex digits; random per process
+   * when omitted; give every server behind one balancer the same key).
+   */
+  retry?: RetryMode;
+  retryThreshold?: number;
+  retryTokenKey?: Buffer | string;
   /**
    * A request not answered this long after its header section arrived is
    * answered 503 by the server and its stream freed (default 30 s; 0 turns it
@@ -194,6 +206,9 @@ export class Http3Server extends EventEmitter {
         congestionControl: options.congestionControl,
         pacing: options.pacing,
         quicLb: options.quicLb,
+        retry: options.retry,
+        retryThreshold: options.retryThreshold,
+        retryTokenKey: options.retryTokenKey,
         maxConnections: options.maxConnections,
         maxStreamsPerConnection: options.maxStreamsPerConnection,
         maxFieldSectionSize: options.maxFieldSectionSize,
@@ -258,6 +273,9 @@ export class Http3Server extends EventEmitter {
         statelessResetsLimited: 0,
         pacingWaits: 0,
         pathMigrations: 0,
+        retriesSent: 0,
+        retryTokensInvalid: 0,
+        initialsTooSmall: 0,
         nativeResponses200: 0,
         nativeResponses413: 0,
         nativeResponses429: 0,

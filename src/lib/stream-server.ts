@@ -35,6 +35,10 @@ export interface CoreOptions {
   pacing?: boolean;
   /** ServerOptions.quicLb. */
   quicLb?: QuicLbOptions;
+  /** ServerOptions.retry, retryThreshold, retryTokenKey. */
+  retry?: RetryMode;
+  retryThreshold?: number;
+  retryTokenKey?: Buffer | string;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
@@ -109,10 +113,13 @@ export class StreamServer implements EventSink, StreamOwner {
           bodyCredit: o.bodyCredit,
           idleTimeoutMs: o.idleTimeoutMs,
           handshakeTimeoutMs: o.handshakeTimeoutMs,
-          statelessResetKey: resetKeyOf(o.statelessResetKey),
+          statelessResetKey: keyOf('statelessResetKey', o.statelessResetKey),
           congestionControl: congestionControlOf(o.congestionControl),
           pacing: pacingOf(o.pacing),
           ...quicLbOf(o.quicLb),
+          retry: retryModeOf(o.retry),
+          retryThreshold: o.retryThreshold,
+          retryTokenKey: keyOf('retryTokenKey', o.retryTokenKey),
           maxConnections: o.maxConnections,
           maxStreamsPerConnection: o.maxStreamsPerConnection,
           maxFieldSectionSize: o.maxFieldSectionSize,
@@ -318,6 +325,18 @@ function quicLbOf(lb: QuicLbOptions | undefined): { quicLbConfigId?: number; qui
   return { quicLbConfigId: configId, quicLbServerId: id };
 }
 
+/** When first Initials get a Retry (address validation, RFC 9000 section 8.1.2). */
+export const RETRY_MODES = ['off', 'on', 'auto'] as const;
+export type RetryMode = (typeof RETRY_MODES)[number];
+
+function retryModeOf(mode: unknown): RetryMode | undefined {
+  if (mode === undefined) return undefined;
+  if (!(RETRY_MODES as readonly unknown[]).includes(mode)) {
+    throw new TypeError(`retry must be one of ${RETRY_MODES.join(', ')}, got ${JSON.stringify(mode)}`);
+  }
+  return mode as RetryMode;
+}
+
 /** quiche's congestion controllers, by the names the option takes. */
 export const CONGESTION_CONTROLS = ['cubic', 'reno', 'bbr2'] as const;
 export type CongestionControl = (typeof CONGESTION_CONTROLS)[number];
@@ -336,12 +355,12 @@ function pacingOf(v: unknown): boolean | undefined {
   throw new TypeError(`pacing must be true or false, got ${JSON.stringify(v)}`);
 }
 
-/** statelessResetKey as the addon takes it: exactly 32 bytes. */
-export function resetKeyOf(key: Buffer | string | undefined): Buffer | undefined {
+/** A 32-byte key option (statelessResetKey, retryTokenKey) as the addon takes it. */
+export function keyOf(name: string, key: Buffer | string | undefined): Buffer | undefined {
   if (key === undefined) return undefined;
   const bytes = typeof key === 'string' ? (/^[0-9a-fA-F]{64}$/.test(key) ? Buffer.from(key, 'hex') : undefined) : key;
   if (bytes === undefined || !Buffer.isBuffer(bytes) || bytes.length !== 32) {
-    throw new TypeError('statelessResetKey must be 32 bytes: a Buffer or 64 hex digits');
+    throw new TypeError(`${name} must be 32 bytes: a Buffer or 64 hex digits`);
   }
   return bytes;
 }

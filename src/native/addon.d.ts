@@ -109,6 +109,18 @@ export interface NativeCounters {
    * active migration) once quiche validated the new path.
    */
   pathMigrations: number
+  /** Retry packets sent (address validation, RFC 9000 section 8.1.2). */
+  retriesSent: number
+  /**
+   * Initials whose token was not a valid Retry token of this server
+   * (another key, another address, expired, forged); treated as no token.
+   */
+  retryTokensInvalid: number
+  /**
+   * Datagrams opening with an Initial (or an unknown version) under 1,200
+   * bytes, dropped unread (RFC 9000 section 14.1).
+   */
+  initialsTooSmall: number
   nativeResponses200: number
   nativeResponses413: number
   nativeResponses429: number
@@ -166,6 +178,14 @@ export interface NativeOptions {
    */
   quicLbConfigId?: number
   quicLbServerId?: Buffer
+  /**
+   * Address validation: "off", "on" or "auto" (the default: Retry once
+   * `retryThreshold` handshakes are under way at once).
+   */
+  retry?: string
+  retryThreshold?: number
+  /** Key for Retry tokens: 32 bytes; absent, random per process. */
+  retryTokenKey?: Buffer
   /**
    * Benchmark only ("a" or "c"): Rust answers Profile A / C itself
    * (bench_handler.rs, in addons built with the `bench-handler` feature),

@@ -25,6 +25,7 @@ use boundary::link::{Inbox, JsLink, Sink};
 use h3core::app::Application;
 use h3core::config::Options;
 use h3core::connection_ids::QuicLb;
+use h3core::retry::RetryMode;
 use h3core::server::{Server, Shared};
 use h3core::{counters, h3, panic_report, server};
 
@@ -62,6 +63,12 @@ pub struct NativeOptions {
     /// (0-6) and this server's ID (1-15 bytes); both or neither.
     pub quic_lb_config_id: Option<u32>,
     pub quic_lb_server_id: Option<Buffer>,
+    /// Address validation: "off", "on" or "auto" (the default: Retry once
+    /// `retryThreshold` handshakes are under way at once).
+    pub retry: Option<String>,
+    pub retry_threshold: Option<u32>,
+    /// Key for Retry tokens: 32 bytes; absent, random per process.
+    pub retry_token_key: Option<Buffer>,
     /// Benchmark only ("a" or "c"): Rust answers Profile A / C itself
     /// (bench_handler.rs, in addons built with the `bench-handler` feature),
     /// to measure the boundary's cost.
@@ -152,6 +159,20 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         ),
         _ => return Err(Error::from_reason("quicLb needs both configId and serverId")),
     };
+    let retry = match options.retry.as_deref() {
+        None | Some("auto") => RetryMode::Auto {
+            half_open: options.retry_threshold.map_or(h3core::retry::AUTO_THRESHOLD, |t| t as usize),
+        },
+        Some("on") => RetryMode::On,
+        Some("off") => RetryMode::Off,
+        Some(other) => return Err(Error::from_reason(format!("retry must be off, on or auto, got {other:?}"))),
+    };
+    let retry_key = match options.retry_token_key {
+        None => None,
+        Some(b) => Some(
+            <[u8; 32]>::try_from(&b[..]).map_err(|_| Error::from_reason(format!("retryTokenKey must be 32 bytes, not {}", b.len())))?,
+        ),
+    };
     let opts = Options {
         host: options.host,
         port,
@@ -174,6 +195,8 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         congestion_control: options.congestion_control.unwrap_or(d.congestion_control),
         pacing: options.pacing.unwrap_or(d.pacing),
         quic_lb,
+        retry,
+        retry_key,
     };
     let inbox = Arc::new(Inbox::default());
     let sink: Sink = Box::new(move |batch: Vec<u8>| {

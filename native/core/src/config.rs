@@ -58,6 +58,10 @@ pub struct Options {
     /// Connection IDs in the QUIC-LB plaintext format (connection_ids.rs);
     /// None: random.
     pub quic_lb: Option<crate::connection_ids::QuicLb>,
+    /// When first Initials get a Retry (retry.rs).
+    pub retry: crate::retry::RetryMode,
+    /// Key for Retry tokens; None: random per process.
+    pub retry_key: Option<crate::retry::RetryKey>,
 }
 
 impl Default for Options {
@@ -84,6 +88,8 @@ impl Default for Options {
             congestion_control: "cubic".into(),
             pacing: true,
             quic_lb: None,
+            retry: crate::retry::RetryMode::Auto { half_open: crate::retry::AUTO_THRESHOLD },
+            retry_key: None,
         }
     }
 }

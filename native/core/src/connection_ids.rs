@@ -20,6 +20,8 @@ use std::fmt;
 pub const CID_LEN: usize = quiche::MAX_CONN_ID_LEN;
 /// QUIC-LB: configuration 0b111 marks an ID no balancer can route.
 pub const UNROUTABLE_CONFIG: u8 = 0b111;
+/// A Retry packet's source ID (`generate_for_retry`), without QUIC-LB.
+pub const RETRY_CID_LEN: usize = 8;
 /// QUIC-LB requires at least this much nonce.
 pub const MIN_NONCE: usize = 4;
 
@@ -83,6 +85,23 @@ impl ConnectionIds {
         Some(cid)
     }
 
+    /// A short ID for a Retry packet's source: the client sends its second
+    /// Initial to it and learns the connection's full ID in the answer.
+    /// Short because quiche 0.30 encodes the server's transport parameters
+    /// into 128 bytes, and after a Retry they carry three IDs (original,
+    /// Retry source, initial source): with 20-byte IDs and a client's
+    /// 20-byte original ID they no longer fit (quiche fails the accept with
+    /// BufferTooShort). With QUIC-LB it still names this server.
+    pub fn generate_for_retry(&self) -> Option<Vec<u8>> {
+        let full = self.generate()?;
+        let len = self.lb.as_ref().map_or(RETRY_CID_LEN, |lb| (1 + lb.server_id.len() + MIN_NONCE).max(RETRY_CID_LEN));
+        let mut cid = full[..len].to_vec();
+        if let Some(lb) = &self.lb {
+            cid[0] = (lb.config_id << 5) | (len as u8 - 1);
+        }
+        Some(cid)
+    }
+
     /// The server ID a QUIC-LB balancer reads from `cid` under this
     /// configuration (what the test balancer does).
     pub fn server_id_of<'a>(cid: &'a [u8], server_id_len: usize) -> Option<(u8, &'a [u8])> {
@@ -109,6 +128,16 @@ mod tests {
         assert_eq!(&a[1..4], &[0xab, 0xcd, 0xef]);
         assert_eq!(ConnectionIds::server_id_of(&a, 3), Some((2, &[0xab, 0xcd, 0xef][..])));
         assert_ne!(a[4..], b[4..], "the nonce differs between IDs");
+    }
+
+    #[test]
+    fn a_retry_source_id_is_short_and_still_names_the_server() {
+        assert_eq!(ConnectionIds::default().generate_for_retry().unwrap().len(), RETRY_CID_LEN);
+        let ids = ConnectionIds::new(Some(QuicLb::new(3, vec![9; 6]).unwrap()));
+        let cid = ids.generate_for_retry().unwrap();
+        assert_eq!(cid.len(), 11, "first octet, 6 bytes of server id, 4 of nonce");
+        assert_eq!(usize::from(cid[0] & 0x1f) + 1, cid.len());
+        assert_eq!(ConnectionIds::server_id_of(&cid, 6), Some((3, &[9u8; 6][..])));
     }
 
     #[test]

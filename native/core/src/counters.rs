@@ -68,6 +68,14 @@ macro_rules! reported_counters {
                 #[doc = "Connections whose client moved to a new address (NAT rebinding or"]
                 #[doc = "active migration) once quiche validated the new path."]
                 path_migrations,
+                #[doc = "Retry packets sent (address validation, RFC 9000 section 8.1.2)."]
+                retries_sent,
+                #[doc = "Initials whose token was not a valid Retry token of this server"]
+                #[doc = "(another key, another address, expired, forged); treated as no token."]
+                retry_tokens_invalid,
+                #[doc = "Datagrams opening with an Initial (or an unknown version) under 1,200"]
+                #[doc = "bytes, dropped unread (RFC 9000 section 14.1)."]
+                initials_too_small,
             }
             // Responses the native core wrote by itself: the 200 that opens a
             // WebTransport session, 413 over the body window, 429 past the

@@ -27,6 +27,7 @@ pub mod keylog;
 pub mod panic_report;
 pub mod qlog;
 pub mod reset;
+pub mod retry;
 pub mod server;
 #[cfg(any(test, feature = "test-pair"))]
 pub mod testing;

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { StreamServer } from '../stream-server';
 import type { NativeCounters } from '../../native/binding';
-import type { AddressInfo, CongestionControl, CoreOptions, QuicLbOptions, StreamServerEvents } from '../stream-server';
+import type { AddressInfo, CongestionControl, CoreOptions, QuicLbOptions, RetryMode, StreamServerEvents } from '../stream-server';
 import type { ConnectionHandle, RequestStream } from '../request-stream';
 import { Logger, stderrLogger } from '../log';
 import { DEMO_IDENTITY_WARNING } from '../identity';
@@ -99,6 +99,18 @@ export interface SecureServerOptions extends TlsInput {
    * random IDs. See docs/deploy.md.
    */
   quicLb?: QuicLbOptions;
+  /**
+   * Address validation (RFC 9000 section 8.1.2): `'auto'` (the default)
+   * answers a client's first Initial with a Retry once `retryThreshold`
+   * handshakes (default 128) are under way at once, so a flood of spoofed
+   * Initials cannot fill the connection table while ordinary clients save
+   * the round trip; `'on'` always; `'off'` never. Retry tokens are keyed by
+   * `retryTokenKey` (32 bytes, Buffer or 64 hex digits; random per process
+   * when omitted; give every server behind one balancer the same key).
+   */
+  retry?: RetryMode;
+  retryThreshold?: number;
+  retryTokenKey?: Buffer | string;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   /** Largest request field section, advertised in SETTINGS. Responses are bounded only by the client's own setting. */
@@ -227,6 +239,9 @@ export class Http3SecureServer extends EventEmitter {
         congestionControl: o.congestionControl,
         pacing: o.pacing,
         quicLb: o.quicLb,
+        retry: o.retry,
+        retryThreshold: o.retryThreshold,
+        retryTokenKey: o.retryTokenKey,
         maxConnections: o.maxConnections,
         maxStreamsPerConnection: o.maxStreamsPerConnection,
         maxFieldSectionSize: o.maxFieldSectionSize,

@@ -94,6 +94,11 @@ pub struct Server<A: Application> {
     reset_limit: crate::reset::RateLimit,
     /// The first EMSGSIZE refusal is logged; the rest are counted only.
     too_large_logged: bool,
+    /// Retry tokens (retry.rs): from options, or random per process.
+    retry_key: crate::retry::RetryKey,
+    /// Connections accepted whose handshake is not done: what
+    /// `RetryMode::Auto` compares with its threshold.
+    half_open: usize,
     /// Makes the connection IDs this server issues (random, or QUIC-LB).
     ids: crate::connection_ids::ConnectionIds,
     /// Pacing is on and quiche's controller does not pace (CUBIC, Reno):
@@ -129,6 +134,8 @@ impl<A: Application> Server<A> {
         let server = Server {
             own_pacing,
             ids: crate::connection_ids::ConnectionIds::new(options.quic_lb.clone()),
+            retry_key: options.retry_key.unwrap_or_else(crate::retry::process_key),
+            half_open: 0,
             poll,
             socket,
             table: ConnTable::default(),
@@ -174,7 +181,6 @@ impl<A: Application> Server<A> {
         // the application hears of each, so nothing it tracks is left open.
         for h in self.table.ids() {
             if let Some(mut conn) = self.table.remove(h) {
-                announce(&mut self.app, h, &mut conn);
                 conn.h3.on_connection_closed(&mut self.app);
                 Counters::sub(&self.shared.counters.connections_open, 1);
                 let closed = ConnClosed {
@@ -283,15 +289,28 @@ impl<A: Application> Server<A> {
                     self.stateless_reset(&dcid, len, from);
                     return;
                 }
-                if hdr.ty != quiche::Type::Initial {
+                // RFC 9000 section 14.1: a client's first flight travels in
+                // datagrams of at least 1,200 bytes; smaller ones (which
+                // could make the answer an amplifier) are dropped unread,
+                // Version Negotiation included (section 5.2.2).
+                if len < quiche::MIN_CLIENT_INITIAL_LEN {
+                    Counters::add(&self.shared.counters.initials_too_small, 1);
                     return;
                 }
                 if !quiche::version_is_supported(hdr.version) {
                     self.socket.negotiate_version(&hdr.scid, &hdr.dcid, from, &self.shared.counters);
                     return;
                 }
+                if hdr.ty != quiche::Type::Initial {
+                    return;
+                }
                 let dcid = hdr.dcid.to_vec();
-                match self.accept(&dcid, from) {
+                let retried = self.validated_original_id(hdr.token.as_deref(), from);
+                if retried.is_none() && self.options.retry.applies(self.half_open) {
+                    self.send_retry(&hdr.scid.to_vec(), &dcid, hdr.version, from);
+                    return;
+                }
+                match self.accept(&dcid, retried.as_deref(), from) {
                     Some(id) => id,
                     None => return,
                 }
@@ -338,7 +357,43 @@ impl<A: Application> Server<A> {
         }
     }
 
-    fn accept(&mut self, odcid: &[u8], from: SocketAddr) -> Option<ConnId> {
+    /// The original destination ID a client's token carries when it is a
+    /// Retry token of ours, for this address, still valid. A token that is
+    /// not (a NEW_TOKEN token of another server, an expired one) counts as
+    /// no token (RFC 9000 section 8.1.3), and is counted.
+    fn validated_original_id(&self, token: Option<&[u8]>, from: SocketAddr) -> Option<Vec<u8>> {
+        let token = token.filter(|t| !t.is_empty())?;
+        let odcid = crate::retry::validate(&self.retry_key, from, token, std::time::SystemTime::now());
+        if odcid.is_none() {
+            Counters::add(&self.shared.counters.retry_tokens_invalid, 1);
+        }
+        odcid
+    }
+
+    /// Answers a first Initial with a Retry (RFC 9000 section 17.2.5): no
+    /// state is kept; the client comes back with the token from the same
+    /// address, to the new connection ID, which becomes the connection's.
+    fn send_retry(&mut self, client_scid: &[u8], odcid: &[u8], version: u32, from: SocketAddr) {
+        let Some(new_scid) = self.ids.generate_for_retry() else { return };
+        let Some(token) = crate::retry::mint(&self.retry_key, from, odcid, std::time::SystemTime::now()) else { return };
+        let written = quiche::retry(
+            &quiche::ConnectionId::from_ref(client_scid),
+            &quiche::ConnectionId::from_ref(odcid),
+            &quiche::ConnectionId::from_ref(&new_scid),
+            &token,
+            version,
+            &mut self.socket.send_buf,
+        );
+        if let Ok(n) = written {
+            Counters::add(&self.shared.counters.retries_sent, 1);
+            self.socket.send_lone(n, from, &self.shared.counters);
+        }
+    }
+
+    /// Creates a connection for a first Initial sent to `dcid`. After a
+    /// Retry, `retried` holds the ID the client first chose and `dcid` is
+    /// the Retry's source ID.
+    fn accept(&mut self, dcid: &[u8], retried: Option<&[u8]>, from: SocketAddr) -> Option<ConnId> {
         if self.deadlines.drain_started.is_some() || self.table.len() >= self.options.max_connections {
             return None;
         }
@@ -351,7 +406,20 @@ impl<A: Application> Server<A> {
         let token = crate::reset::token(&self.reset_key, &scid);
         self.config.set_stateless_reset_token(Some(u128::from_be_bytes(token)));
         self.config.set_max_send_udp_payload_size(crate::config::send_limit(from));
-        let mut quic = quiche::accept(&scid_ref, None, self.socket.local, from, &mut self.config).ok()?;
+        let local = self.socket.local;
+        let mut quic = match retried {
+            // The Retry's source ID goes into the transport parameters; the
+            // connection gets a full ID of its own (quiche's advice: the
+            // client chose the Initial's destination).
+            Some(odcid) => {
+                let ids = quiche::RetryConnectionIds {
+                    original_destination_cid: &quiche::ConnectionId::from_ref(odcid),
+                    retry_source_cid: &quiche::ConnectionId::from_ref(dcid),
+                };
+                quiche::accept_with_retry(&scid_ref, ids, local, from, &mut self.config).ok()?
+            }
+            None => quiche::accept(&scid_ref, None, local, from, &mut self.config).ok()?,
+        };
         // Key log and qlog must be attached before the first packet is processed.
         if let Some(k) = &self.keylog {
             quic.set_keylog(k.writer());
@@ -372,13 +440,16 @@ impl<A: Application> Server<A> {
         Counters::add(&self.shared.counters.connections_open, 1);
         let cid_hex = hex(&scid);
         let now = Instant::now();
+        self.app.on_conn_open(id, display(from), &cid_hex);
         self.table.insert(
             id,
             Conn {
                 quic,
                 h3,
                 peer: from,
-                cids: vec![scid.to_vec(), odcid.to_vec()],
+                // Until the client learns `scid` it sends to `dcid`: its
+                // own first choice, or after a Retry the Retry's source.
+                cids: vec![scid.to_vec(), dcid.to_vec()],
                 cid_hex,
                 dirty: false,
                 accepted_at: now,
@@ -387,12 +458,13 @@ impl<A: Application> Server<A> {
                 timer: None,
                 held: false,
                 answered: false,
-                announced: false,
+                handshake_done: false,
                 paced: None,
                 pacer: Pacer::new(quiche::MIN_CLIENT_INITIAL_LEN, now),
             },
         );
         self.deadlines.handshake_started(now, id);
+        self.half_open += 1;
         Some(id)
     }
 
@@ -548,8 +620,9 @@ impl<A: Application> Server<A> {
             if conn.quic.is_closed() || conn.quic.is_draining() {
                 continue;
             }
-            if conn.quic.is_established() {
-                announce(&mut self.app, id, conn);
+            if conn.quic.is_established() && !conn.handshake_done {
+                conn.handshake_done = true;
+                self.half_open -= 1;
             }
             let app = &mut self.app;
             let scratch = &mut self.scratch;
@@ -731,7 +804,9 @@ impl<A: Application> Server<A> {
             let Some(mut conn) = self.table.remove(id) else { continue };
             self.deadlines.forget_timer(id, conn.timer);
             count_quic_datagrams(&mut conn, &self.shared.counters);
-            announce(&mut self.app, id, &mut conn);
+            if !conn.handshake_done {
+                self.half_open -= 1;
+            }
             conn.h3.on_connection_closed(&mut self.app);
             Counters::sub(&self.shared.counters.connections_open, 1);
             if !conn.quic.is_established() {
@@ -749,18 +824,6 @@ impl<A: Application> Server<A> {
             };
             self.app.on_conn_closed(id, ConnClosed { how, is_app, code, reason, peer: display(conn.peer), cid: &conn.cid_hex });
         }
-    }
-}
-
-/// Tells the application of a connection once: when its handshake is done
-/// (so the announcement usually rides in one event batch with the
-/// connection's first request, rather than waking JavaScript on its own when
-/// the first Initial arrives), or just before its close for one that never
-/// got that far.
-fn announce<A: Application>(app: &mut A, id: ConnId, conn: &mut Conn) {
-    if !conn.announced {
-        conn.announced = true;
-        app.on_conn_open(id, display(conn.peer), &conn.cid_hex);
     }
 }
 

@@ -30,8 +30,8 @@ pub struct Conn {
     pub held: bool,
     /// The application's responses were applied this turn: send them now.
     pub answered: bool,
-    /// The application has heard of this connection (`on_conn_open`).
-    pub announced: bool,
+    /// The handshake completed (it no longer counts as half-open for Retry).
+    pub handshake_done: bool,
     /// A packet quiche's pacer timed for later than this turn: it leaves at
     /// its time, and nothing more of this connection is built before it.
     pub paced: Option<PacedPacket>,

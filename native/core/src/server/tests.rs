@@ -414,3 +414,66 @@ fn with_quic_lb_every_connection_id_the_server_issues_carries_its_server_id() {
     }
     assert!(issued.iter().any(|c| c.as_slice() == client.destination_id().as_ref()), "the client uses one of them");
 }
+
+/// A real client's first Initial to `local` (a fresh quiche client each
+/// time, as a flood of Initials from many spoofed sources would bring).
+fn first_initial(local: SocketAddr, from: SocketAddr) -> Vec<u8> {
+    let mut cfg = crate::testing::client_config();
+    let mut scid = [0u8; 16];
+    getrandom::fill(&mut scid).unwrap();
+    let mut client = quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), from, local, &mut cfg).unwrap();
+    let mut out = [0u8; 1500];
+    let (n, _) = client.send(&mut out).unwrap();
+    out[..n].to_vec()
+}
+
+#[test]
+fn with_retry_on_a_client_proves_its_address_before_the_server_keeps_state() {
+    let mut opts = options(false, false);
+    opts.retry = crate::retry::RetryMode::On;
+    let (server, counters, client, _, _) = connected_until(opts, |c| c.is_established());
+    assert!(client.is_established(), "quiche's client followed the Retry");
+    assert!(Counters::get(&counters.retries_sent) >= 1);
+    assert_eq!(Counters::get(&counters.connections_accepted), 1, "one connection, made after the Retry");
+    assert_eq!(server.table.len(), 1);
+}
+
+#[test]
+fn initials_under_1200_bytes_are_dropped_unanswered_and_retry_auto_holds_the_table_at_its_threshold() {
+    let mut opts = options(false, false);
+    opts.max_connections = 100;
+    opts.retry = crate::retry::RetryMode::Auto { half_open: 3 };
+    let bound = Server::bind(opts, Recorder::default()).unwrap();
+    let (mut server, counters, local) = (bound.server, bound.shared.counters.clone(), bound.local);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let from = peer.local_addr().unwrap();
+    let initial = first_initial(local, from);
+    assert!(initial.len() >= 1200);
+    peer.send_to(&initial[..1199], local).unwrap();
+    std::thread::sleep(Duration::from_millis(2));
+    server.socket.may_have_more = true;
+    server.turn();
+    assert_eq!(Counters::get(&counters.initials_too_small), 1);
+    assert_eq!(server.table.len(), 0);
+    // Initials of ten clients that never go on: three connections
+    // (half-open, they never complete), then Retry for the rest.
+    for _ in 0..10 {
+        peer.send_to(&first_initial(local, from), local).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(2));
+    server.socket.may_have_more = true;
+    server.turn();
+    assert_eq!(server.table.len(), 3, "the table stops at the threshold");
+    assert_eq!(Counters::get(&counters.retries_sent), 7);
+    let mut buf = [0u8; 2048];
+    let mut retries = 0;
+    while let Ok((n, _)) = peer.recv_from(&mut buf) {
+        if let Ok(h) = quiche::Header::from_slice(&mut buf[..n], 20) {
+            if h.ty == quiche::Type::Retry {
+                retries += 1;
+            }
+        }
+    }
+    assert_eq!(retries, 7, "the Retry packets went out");
+}
