@@ -83,6 +83,15 @@ export interface ServerOptions {
   retryThreshold?: number;
   retryTokenKey?: Buffer | string;
   /**
+   * TLS session ticket key, 48 bytes (a Buffer or 96 hex digits): every
+   * server given the same key resumes the sessions of the others and of its
+   * own earlier runs (a resumed handshake skips the certificate). Absent:
+   * BoringSSL's own key, random per process and rotated by it. A key given
+   * here is not rotated by the server: rotate it by restarting with a new
+   * one.
+   */
+  ticketKey?: Buffer | string;
+  /**
    * A request not answered this long after its header section arrived is
    * answered 503 by the server and its stream freed (default 30 s; 0 turns it
    * off). A later end() from the handler is ignored. See docs/reliability.md.
@@ -209,6 +218,7 @@ export class Http3Server extends EventEmitter {
         retry: options.retry,
         retryThreshold: options.retryThreshold,
         retryTokenKey: options.retryTokenKey,
+        ticketKey: options.ticketKey,
         maxConnections: options.maxConnections,
         maxStreamsPerConnection: options.maxStreamsPerConnection,
         maxFieldSectionSize: options.maxFieldSectionSize,

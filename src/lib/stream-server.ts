@@ -39,6 +39,8 @@ export interface CoreOptions {
   retry?: RetryMode;
   retryThreshold?: number;
   retryTokenKey?: Buffer | string;
+  /** ServerOptions.ticketKey. */
+  ticketKey?: Buffer | string;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
@@ -120,6 +122,7 @@ export class StreamServer implements EventSink, StreamOwner {
           retry: retryModeOf(o.retry),
           retryThreshold: o.retryThreshold,
           retryTokenKey: keyOf('retryTokenKey', o.retryTokenKey),
+          ticketKey: keyOf('ticketKey', o.ticketKey, 48),
           maxConnections: o.maxConnections,
           maxStreamsPerConnection: o.maxStreamsPerConnection,
           maxFieldSectionSize: o.maxFieldSectionSize,
@@ -355,12 +358,13 @@ function pacingOf(v: unknown): boolean | undefined {
   throw new TypeError(`pacing must be true or false, got ${JSON.stringify(v)}`);
 }
 
-/** A 32-byte key option (statelessResetKey, retryTokenKey) as the addon takes it. */
-export function keyOf(name: string, key: Buffer | string | undefined): Buffer | undefined {
+/** A key option (statelessResetKey, retryTokenKey: 32 bytes; ticketKey: 48) as the addon takes it. */
+export function keyOf(name: string, key: Buffer | string | undefined, size = 32): Buffer | undefined {
   if (key === undefined) return undefined;
-  const bytes = typeof key === 'string' ? (/^[0-9a-fA-F]{64}$/.test(key) ? Buffer.from(key, 'hex') : undefined) : key;
-  if (bytes === undefined || !Buffer.isBuffer(bytes) || bytes.length !== 32) {
-    throw new TypeError(`${name} must be 32 bytes: a Buffer or 64 hex digits`);
+  const hex = new RegExp(`^[0-9a-fA-F]{${2 * size}}$`);
+  const bytes = typeof key === 'string' ? (hex.test(key) ? Buffer.from(key, 'hex') : undefined) : key;
+  if (bytes === undefined || !Buffer.isBuffer(bytes) || bytes.length !== size) {
+    throw new TypeError(`${name} must be ${size} bytes: a Buffer or ${2 * size} hex digits`);
   }
   return bytes;
 }

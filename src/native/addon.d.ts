@@ -186,6 +186,8 @@ export interface NativeOptions {
   retryThreshold?: number
   /** Key for Retry tokens: 32 bytes; absent, random per process. */
   retryTokenKey?: Buffer
+  /** TLS session ticket key: 48 bytes; absent, BoringSSL's own. */
+  ticketKey?: Buffer
   /**
    * Benchmark only ("a" or "c"): Rust answers Profile A / C itself
    * (bench_handler.rs, in addons built with the `bench-handler` feature),

@@ -69,6 +69,8 @@ pub struct NativeOptions {
     pub retry_threshold: Option<u32>,
     /// Key for Retry tokens: 32 bytes; absent, random per process.
     pub retry_token_key: Option<Buffer>,
+    /// TLS session ticket key: 48 bytes; absent, BoringSSL's own.
+    pub ticket_key: Option<Buffer>,
     /// Benchmark only ("a" or "c"): Rust answers Profile A / C itself
     /// (bench_handler.rs, in addons built with the `bench-handler` feature),
     /// to measure the boundary's cost.
@@ -173,6 +175,10 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
             <[u8; 32]>::try_from(&b[..]).map_err(|_| Error::from_reason(format!("retryTokenKey must be 32 bytes, not {}", b.len())))?,
         ),
     };
+    let ticket_key = match options.ticket_key {
+        None => None,
+        Some(b) => Some(<[u8; 48]>::try_from(&b[..]).map_err(|_| Error::from_reason(format!("ticketKey must be 48 bytes, not {}", b.len())))?),
+    };
     let opts = Options {
         host: options.host,
         port,
@@ -197,6 +203,7 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         quic_lb,
         retry,
         retry_key,
+        ticket_key,
     };
     let inbox = Arc::new(Inbox::default());
     let sink: Sink = Box::new(move |batch: Vec<u8>| {

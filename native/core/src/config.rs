@@ -62,6 +62,9 @@ pub struct Options {
     pub retry: crate::retry::RetryMode,
     /// Key for Retry tokens; None: random per process.
     pub retry_key: Option<crate::retry::RetryKey>,
+    /// TLS session ticket key (48 bytes: BoringSSL's name, HMAC and AES
+    /// keys); None: BoringSSL's own, random per process and rotated by it.
+    pub ticket_key: Option<[u8; 48]>,
 }
 
 impl Default for Options {
@@ -90,6 +93,7 @@ impl Default for Options {
             quic_lb: None,
             retry: crate::retry::RetryMode::Auto { half_open: crate::retry::AUTO_THRESHOLD },
             retry_key: None,
+            ticket_key: None,
         }
     }
 }
@@ -142,6 +146,11 @@ impl Options {
         c.set_cc_algorithm_name(&self.congestion_control)
             .map_err(|_| ListenError::CongestionControl { name: self.congestion_control.clone() })?;
         c.enable_pacing(self.pacing);
+        // Resumption across processes and restarts: every server given the
+        // same key decrypts the others' session tickets.
+        if let Some(key) = &self.ticket_key {
+            c.set_ticket_key(key).map_err(ListenError::Quiche)?;
+        }
         // RFC 9221 DATAGRAM support: advertised through max_datagram_frame_size,
         // with bounded queues in both directions, only where WebTransport uses
         // it; elsewhere a DATAGRAM frame is a PROTOCOL_VIOLATION (quiche).

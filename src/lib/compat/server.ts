@@ -111,6 +111,15 @@ export interface SecureServerOptions extends TlsInput {
   retry?: RetryMode;
   retryThreshold?: number;
   retryTokenKey?: Buffer | string;
+  /**
+   * TLS session ticket key, 48 bytes (a Buffer or 96 hex digits): every
+   * server given the same key resumes the sessions of the others and of its
+   * own earlier runs (a resumed handshake skips the certificate). Absent:
+   * BoringSSL's own key, random per process and rotated by it. A key given
+   * here is not rotated by the server: rotate it by restarting with a new
+   * one.
+   */
+  ticketKey?: Buffer | string;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   /** Largest request field section, advertised in SETTINGS. Responses are bounded only by the client's own setting. */
@@ -242,6 +251,7 @@ export class Http3SecureServer extends EventEmitter {
         retry: o.retry,
         retryThreshold: o.retryThreshold,
         retryTokenKey: o.retryTokenKey,
+        ticketKey: o.ticketKey,
         maxConnections: o.maxConnections,
         maxStreamsPerConnection: o.maxStreamsPerConnection,
         maxFieldSectionSize: o.maxFieldSectionSize,

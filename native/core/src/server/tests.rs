@@ -477,3 +477,42 @@ fn initials_under_1200_bytes_are_dropped_unanswered_and_retry_auto_holds_the_tab
     }
     assert_eq!(retries, 7, "the Retry packets went out");
 }
+
+/// A client's session from a first connection to a server with `first`,
+/// then whether a second connection, to a new server with `second`,
+/// resumed it.
+fn resumed_across_servers(first: Option<[u8; 48]>, second: Option<[u8; 48]>) -> bool {
+    let mut opts = options(false, false);
+    opts.ticket_key = first;
+    let (mut server, _, mut client, peer, _) = connected_until(opts, |c| c.is_established());
+    // The ticket arrives after the handshake, in a NewSessionTicket.
+    for _ in 0..10 {
+        step(&mut client, &peer, &mut server);
+    }
+    let session = client.session().expect("the server sent a session ticket").to_vec();
+    drop(server);
+    let mut opts = options(false, false);
+    opts.ticket_key = second;
+    let bound = Server::bind(opts, Recorder::default()).unwrap();
+    let (mut server, local) = (bound.server, bound.local);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let mut client = connect(local, &peer);
+    client.set_session(&session).unwrap();
+    for _ in 0..200 {
+        if client.is_established() {
+            break;
+        }
+        step(&mut client, &peer, &mut server);
+    }
+    assert!(client.is_established(), "a full handshake still works");
+    client.is_resumed()
+}
+
+#[test]
+fn a_session_resumes_on_another_server_with_the_same_ticket_key_and_only_then() {
+    let key = [0x42; 48];
+    assert!(resumed_across_servers(Some(key), Some(key)), "same key: resumed");
+    assert!(!resumed_across_servers(Some(key), Some([0x43; 48])), "another key: a full handshake");
+    assert!(!resumed_across_servers(None, None), "no key: each server has its own");
+}
