@@ -60,7 +60,7 @@ export class Exchanges implements StreamServerEvents, WebTransportEvents {
   onStream(stream: RequestStream): void {
     // With onBody the body reaches the callback, never the request object.
     const body = !this.options.onBody && stream.bufferedBody.length > 0 ? stream.bufferedBody : undefined;
-    const req = new H3Request(stream.connection.id, stream.id, stream.lines as string[], body);
+    const req = new H3Request(stream.connection.id, stream.id, stream.lines as string[], body, stream.earlyData);
     const ex = { stream, req } as Exchange;
     ex.res = new H3Response((r, fields, b) => this.send(ex, r, fields, b));
     this.open++;

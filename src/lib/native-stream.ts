@@ -41,6 +41,7 @@ export class NativeRequestStream implements RequestStream {
     readonly lines: readonly string[],
     readonly complete: boolean,
     readonly bufferedBody: Buffer,
+    readonly earlyData: boolean,
   ) {}
 
   get sendPending(): number {

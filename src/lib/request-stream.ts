@@ -69,6 +69,12 @@ export interface RequestStream {
    * with the header section (`complete` is then true). It needs no consume().
    */
   readonly bufferedBody: Buffer;
+  /**
+   * The header section arrived as TLS early data (0-RTT): the request may
+   * be a replay. Unsafe methods in early data are answered 425 by the core
+   * unless `earlyData: 'all'`.
+   */
+  readonly earlyData: boolean;
 
   /** Body bytes, in order. Each must be given back with consume() once taken. */
   onData: ((chunk: Buffer) => void) | undefined;

@@ -18,11 +18,14 @@ export class H3Request {
   /** Connection and stream this request arrived on (for logs and tracing). */
   readonly connectionId: number;
   readonly streamId: number;
+  /** The request arrived as TLS early data (0-RTT) and may be a replay (RFC 8470). */
+  readonly earlyData: boolean;
   /** Regular field lines except cookies, flat: name, value, ... */
   private readonly lines: string[];
 
   /** @internal `lines` is the decoded wire list: name, value, ... pseudo-headers first. */
-  constructor(connectionId: number, streamId: number, lines: string[], body: Buffer | undefined) {
+  constructor(connectionId: number, streamId: number, lines: string[], body: Buffer | undefined, earlyData = false) {
+    this.earlyData = earlyData;
     this.connectionId = connectionId;
     this.streamId = streamId;
     let method = '';

@@ -9,7 +9,7 @@ import { DEMO_IDENTITY_WARNING, Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
 import { Exchanges } from './exchanges';
 import { StreamServer } from './stream-server';
-import type { CongestionControl, QuicLbOptions, RetryMode } from './stream-server';
+import type { CongestionControl, EarlyDataMode, QuicLbOptions, RetryMode } from './stream-server';
 import { devHooksOf } from './dev-hooks';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
@@ -91,6 +91,15 @@ export interface ServerOptions {
    * one.
    */
   ticketKey?: Buffer | string;
+  /**
+   * 0-RTT (TLS early data) from clients resuming a session: `'safe'` (the
+   * default) answers GET, HEAD and OPTIONS sent in early data and answers
+   * other methods `425 Too Early` (RFC 8470), so the client sends them
+   * again after the handshake; `'all'` hands every request to the
+   * application, which must then treat `req.earlyData` requests as
+   * possible replays; `'off'` refuses early data.
+   */
+  earlyData?: EarlyDataMode;
   /**
    * A request not answered this long after its header section arrived is
    * answered 503 by the server and its stream freed (default 30 s; 0 turns it
@@ -219,6 +228,7 @@ export class Http3Server extends EventEmitter {
         retryThreshold: options.retryThreshold,
         retryTokenKey: options.retryTokenKey,
         ticketKey: options.ticketKey,
+        earlyData: options.earlyData,
         maxConnections: options.maxConnections,
         maxStreamsPerConnection: options.maxStreamsPerConnection,
         maxFieldSectionSize: options.maxFieldSectionSize,
@@ -288,6 +298,7 @@ export class Http3Server extends EventEmitter {
         initialsTooSmall: 0,
         nativeResponses200: 0,
         nativeResponses413: 0,
+        nativeResponses425: 0,
         nativeResponses429: 0,
         nativeResponses431: 0,
         nativeResponses501: 0,

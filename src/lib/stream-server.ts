@@ -41,6 +41,8 @@ export interface CoreOptions {
   retryTokenKey?: Buffer | string;
   /** ServerOptions.ticketKey. */
   ticketKey?: Buffer | string;
+  /** ServerOptions.earlyData. */
+  earlyData?: EarlyDataMode;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
@@ -123,6 +125,7 @@ export class StreamServer implements EventSink, StreamOwner {
           retryThreshold: o.retryThreshold,
           retryTokenKey: keyOf('retryTokenKey', o.retryTokenKey),
           ticketKey: keyOf('ticketKey', o.ticketKey, 48),
+          earlyData: earlyDataOf(o.earlyData),
           maxConnections: o.maxConnections,
           maxStreamsPerConnection: o.maxStreamsPerConnection,
           maxFieldSectionSize: o.maxFieldSectionSize,
@@ -211,7 +214,7 @@ export class StreamServer implements EventSink, StreamOwner {
 
   onRequest(conn: number, stream: number, flags: number, lines: string[], body: Buffer): void {
     const connection = this.connections.get(conn) ?? this.unknownConnection(conn);
-    const s = new NativeRequestStream(this, connection, stream, lines, (flags & RequestFlag.Complete) !== 0, body);
+    const s = new NativeRequestStream(this, connection, stream, lines, (flags & RequestFlag.Complete) !== 0, body, (flags & RequestFlag.EarlyData) !== 0);
     let streams = this.streams.get(conn);
     if (!streams) {
       streams = new Map();
@@ -338,6 +341,18 @@ function retryModeOf(mode: unknown): RetryMode | undefined {
     throw new TypeError(`retry must be one of ${RETRY_MODES.join(', ')}, got ${JSON.stringify(mode)}`);
   }
   return mode as RetryMode;
+}
+
+/** 0-RTT: which requests may be answered before the handshake completes. */
+export const EARLY_DATA_MODES = ['safe', 'all', 'off'] as const;
+export type EarlyDataMode = (typeof EARLY_DATA_MODES)[number];
+
+function earlyDataOf(mode: unknown): EarlyDataMode | undefined {
+  if (mode === undefined) return undefined;
+  if (!(EARLY_DATA_MODES as readonly unknown[]).includes(mode)) {
+    throw new TypeError(`earlyData must be one of ${EARLY_DATA_MODES.join(', ')}, got ${JSON.stringify(mode)}`);
+  }
+  return mode as EarlyDataMode;
 }
 
 /** quiche's congestion controllers, by the names the option takes. */

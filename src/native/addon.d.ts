@@ -123,6 +123,7 @@ export interface NativeCounters {
   initialsTooSmall: number
   nativeResponses200: number
   nativeResponses413: number
+  nativeResponses425: number
   nativeResponses429: number
   nativeResponses431: number
   nativeResponses501: number
@@ -188,6 +189,11 @@ export interface NativeOptions {
   retryTokenKey?: Buffer
   /** TLS session ticket key: 48 bytes; absent, BoringSSL's own. */
   ticketKey?: Buffer
+  /**
+   * 0-RTT: "safe" (the default: GET, HEAD and OPTIONS answered in early
+   * data, other methods 425), "all", or "off" (no early data).
+   */
+  earlyData?: string
   /**
    * Benchmark only ("a" or "c"): Rust answers Profile A / C itself
    * (bench_handler.rs, in addons built with the `bench-handler` feature),

@@ -36,6 +36,7 @@ export const enum WtStreamEvent {
 export const enum RequestFlag {
   Complete = 1,
   HasBody = 2,
+  EarlyData = 4,
 }
 
 export const enum AbortReason {

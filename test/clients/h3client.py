@@ -12,6 +12,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import pickle
 import ssl
 import sys
 import time
@@ -245,6 +246,13 @@ async def run(args, plan):
     config = QuicConfiguration(is_client=True, alpn_protocols=plan.get("alpn", H3_ALPN))
     config.verify_mode = ssl.CERT_NONE
     config.server_name = "localhost"
+    # Resumption and 0-RTT: a ticket kept from an earlier run (pickled), and
+    # "early": the requests go out before the handshake completes, as early
+    # data when the ticket allows it.
+    if plan.get("session_ticket_in"):
+        with open(plan["session_ticket_in"], "rb") as f:
+            config.session_ticket = pickle.load(f)
+    tickets = []
     timeout = float(plan.get("timeout", 5.0))
     deadline = time.monotonic() + timeout
     out = {"connected": False, "handshake_error": None, "alpn": None, "responses": [], "connection_terminated": None}
@@ -252,8 +260,13 @@ async def run(args, plan):
     authority = f"{args.host}:{args.port}"
     try:
         async with connect(
-            args.host, args.port, configuration=config, create_protocol=Client, wait_connected=False
+            args.host, args.port, configuration=config, create_protocol=Client, wait_connected=False,
+            session_ticket_handler=tickets.append,
         ) as client:
+            early = []
+            if plan.get("early"):
+                for spec in plan["requests"]:
+                    early.append(asyncio.ensure_future(client.run_request(spec, authority)))
             client.transmit()  # connect(wait_connected=False) leaves the Initial unsent
             try:
                 await asyncio.wait_for(client.wait_connected(), timeout)
@@ -263,6 +276,8 @@ async def run(args, plan):
                 return out
             out["connected"] = True
             out["alpn"] = client._quic.tls.alpn_negotiated
+            out["session_resumed"] = client._quic.tls.session_resumed
+            out["early_data_accepted"] = client._quic.tls.early_data_accepted
             exchanges = []
 
             async def one(spec):
@@ -274,7 +289,15 @@ async def run(args, plan):
                     ex.error = ex.error or "timeout"
                 return ex
 
-            if plan.get("sequential"):
+            if early:
+                for started in early:
+                    _, ex = await started
+                    try:
+                        await asyncio.wait_for(asyncio.shield(ex.done), max(0.0, deadline - time.monotonic()))
+                    except asyncio.TimeoutError:
+                        ex.error = ex.error or "timeout"
+                    exchanges.append(ex)
+            elif plan.get("sequential"):
                 for spec in plan["requests"]:
                     exchanges.append(await one(spec))
             else:
@@ -282,6 +305,16 @@ async def run(args, plan):
             out["responses"] = [ex.result() for ex in exchanges]
             out["connection_terminated"] = client.terminated
             out["goaway"] = client.goaway
+            if plan.get("session_ticket_out"):
+                # The ticket arrives after the handshake; wait for it briefly.
+                for _ in range(20):
+                    if tickets:
+                        break
+                    await asyncio.sleep(0.05)
+                if tickets:
+                    with open(plan["session_ticket_out"], "wb") as f:
+                        pickle.dump(tickets[-1], f)
+                out["session_ticket"] = bool(tickets)
             if close is None:
                 client.silent = True
             elif client.terminated is None:

@@ -32,6 +32,7 @@ export class FakeStream implements RequestStream {
   sendHighWater = 64 * 1024;
   isClosed = false;
   readonly bufferedBody = Buffer.alloc(0);
+  readonly earlyData = false;
   onData: ((chunk: Buffer) => void) | undefined;
   onTrailers: ((lines: string[]) => void) | undefined;
   onEnd: (() => void) | undefined;

@@ -33,6 +33,12 @@ export interface Plan {
   close?: { error_code: number; reason: string } | null;
   /** ALPN protocols offered instead of h3. */
   alpn?: string[];
+  /** Keep the session ticket the server sends in this file (pickled). */
+  session_ticket_out?: string;
+  /** Resume with the ticket kept in this file. */
+  session_ticket_in?: string;
+  /** Send the requests before the handshake completes (0-RTT when the ticket allows). */
+  early?: boolean;
 }
 
 export interface H3Response {
@@ -63,6 +69,10 @@ export interface ClientResult {
   connection_terminated: { error_code: number; reason: string } | null;
   /** The stream ID of a GOAWAY the server sent, if any. */
   goaway?: number | null;
+  session_resumed?: boolean;
+  early_data_accepted?: boolean;
+  /** With session_ticket_out: whether a ticket arrived. */
+  session_ticket?: boolean;
 }
 
 /** Runs one of the Python clients in test/clients with a JSON plan on stdin; resolves with its JSON result. */

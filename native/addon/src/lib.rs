@@ -71,6 +71,9 @@ pub struct NativeOptions {
     pub retry_token_key: Option<Buffer>,
     /// TLS session ticket key: 48 bytes; absent, BoringSSL's own.
     pub ticket_key: Option<Buffer>,
+    /// 0-RTT: "safe" (the default: GET, HEAD and OPTIONS answered in early
+    /// data, other methods 425), "all", or "off" (no early data).
+    pub early_data: Option<String>,
     /// Benchmark only ("a" or "c"): Rust answers Profile A / C itself
     /// (bench_handler.rs, in addons built with the `bench-handler` feature),
     /// to measure the boundary's cost.
@@ -179,6 +182,12 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         None => None,
         Some(b) => Some(<[u8; 48]>::try_from(&b[..]).map_err(|_| Error::from_reason(format!("ticketKey must be 48 bytes, not {}", b.len())))?),
     };
+    let (early_data, early_data_any_method) = match options.early_data.as_deref() {
+        None | Some("safe") => (true, false),
+        Some("all") => (true, true),
+        Some("off") => (false, false),
+        Some(other) => return Err(Error::from_reason(format!("earlyData must be safe, all or off, got {other:?}"))),
+    };
     let opts = Options {
         host: options.host,
         port,
@@ -204,6 +213,8 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         retry,
         retry_key,
         ticket_key,
+        early_data,
+        early_data_any_method,
     };
     let inbox = Arc::new(Inbox::default());
     let sink: Sink = Box::new(move |batch: Vec<u8>| {

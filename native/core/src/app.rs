@@ -72,6 +72,9 @@ pub enum SessionStream {
 /// A request ready for the application.
 pub struct Request<'a> {
     pub head: &'a RequestHead,
+    /// The header section arrived as TLS early data (0-RTT): the client may
+    /// send it again, and an attacker may replay it.
+    pub early_data: bool,
     /// The whole request is in this call: no body chunks follow.
     pub complete: bool,
     /// The client finished the request stream (all of the body was read,

@@ -62,6 +62,9 @@ pub struct Options {
     pub retry: crate::retry::RetryMode,
     /// Key for Retry tokens; None: random per process.
     pub retry_key: Option<crate::retry::RetryKey>,
+    /// 0-RTT: accept early data at all, and answer unsafe methods in it.
+    pub early_data: bool,
+    pub early_data_any_method: bool,
     /// TLS session ticket key (48 bytes: BoringSSL's name, HMAC and AES
     /// keys); None: BoringSSL's own, random per process and rotated by it.
     pub ticket_key: Option<[u8; 48]>,
@@ -94,6 +97,8 @@ impl Default for Options {
             retry: crate::retry::RetryMode::Auto { half_open: crate::retry::AUTO_THRESHOLD },
             retry_key: None,
             ticket_key: None,
+            early_data: true,
+            early_data_any_method: false,
         }
     }
 }
@@ -110,6 +115,7 @@ impl Options {
             max_field_section_size: self.max_field_section_size,
             panic_on_path: self.panic_on_path.as_ref().map(|p| p.as_bytes().to_vec()),
             webtransport: self.webtransport,
+            early_data_any_method: self.early_data_any_method,
         }
     }
 
@@ -150,6 +156,9 @@ impl Options {
         // same key decrypts the others' session tickets.
         if let Some(key) = &self.ticket_key {
             c.set_ticket_key(key).map_err(ListenError::Quiche)?;
+        }
+        if self.early_data {
+            c.enable_early_data();
         }
         // RFC 9221 DATAGRAM support: advertised through max_datagram_frame_size,
         // with bounded queues in both directions, only where WebTransport uses

@@ -83,6 +83,7 @@ macro_rules! reported_counters {
             statuses {
                 native_responses_200 = 200,
                 native_responses_413 = 413,
+                native_responses_425 = 425,
                 native_responses_429 = 429,
                 native_responses_431 = 431,
                 native_responses_501 = 501,

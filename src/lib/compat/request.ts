@@ -115,6 +115,11 @@ export class Http3ServerRequest extends Readable {
     this.#url = value;
   }
 
+  /** The request arrived as TLS early data (0-RTT) and may be a replay (RFC 8470). */
+  get earlyData(): boolean {
+    return this.#stream.earlyData;
+  }
+
   get authority(): string | undefined {
     const headers = this.headers;
     return (headers[':authority'] ?? headers.host) as string | undefined;

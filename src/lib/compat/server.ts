@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { StreamServer } from '../stream-server';
 import type { NativeCounters } from '../../native/binding';
-import type { AddressInfo, CongestionControl, CoreOptions, QuicLbOptions, RetryMode, StreamServerEvents } from '../stream-server';
+import type { AddressInfo, CongestionControl, CoreOptions, EarlyDataMode, QuicLbOptions, RetryMode, StreamServerEvents } from '../stream-server';
 import type { ConnectionHandle, RequestStream } from '../request-stream';
 import { Logger, stderrLogger } from '../log';
 import { DEMO_IDENTITY_WARNING } from '../identity';
@@ -120,6 +120,15 @@ export interface SecureServerOptions extends TlsInput {
    * one.
    */
   ticketKey?: Buffer | string;
+  /**
+   * 0-RTT (TLS early data) from clients resuming a session: `'safe'` (the
+   * default) answers GET, HEAD and OPTIONS sent in early data and answers
+   * other methods `425 Too Early` (RFC 8470), so the client sends them
+   * again after the handshake; `'all'` hands every request to the
+   * application, which must then treat `req.earlyData` requests as
+   * possible replays; `'off'` refuses early data.
+   */
+  earlyData?: EarlyDataMode;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   /** Largest request field section, advertised in SETTINGS. Responses are bounded only by the client's own setting. */
@@ -252,6 +261,7 @@ export class Http3SecureServer extends EventEmitter {
         retryThreshold: o.retryThreshold,
         retryTokenKey: o.retryTokenKey,
         ticketKey: o.ticketKey,
+        earlyData: o.earlyData,
         maxConnections: o.maxConnections,
         maxStreamsPerConnection: o.maxStreamsPerConnection,
         maxFieldSectionSize: o.maxFieldSectionSize,

@@ -79,6 +79,8 @@ code_group! {
         COMPLETE = 1,
         /// Body bytes follow the field lines in this event (buffered mode).
         HAS_BODY = 2,
+        /// The header section arrived as TLS early data (0-RTT).
+        EARLY_DATA = 4,
     }
 }
 

@@ -94,6 +94,9 @@ impl Application for JsLink {
         if request.body.is_some() {
             flags |= request_flag::HAS_BODY;
         }
+        if request.early_data {
+            flags |= request_flag::EARLY_DATA;
+        }
         self.events.request(conn.0, stream.0, flags, request.head, request.body.unwrap_or_default());
         Reply::Later
     }

@@ -51,6 +51,9 @@ pub struct H3Options {
     pub panic_on_path: Option<Vec<u8>>,
     /// Extended CONNECT, HTTP datagrams and WebTransport sessions.
     pub webtransport: bool,
+    /// Requests of any method may be answered in 0-RTT; otherwise only
+    /// safe ones (GET, HEAD, OPTIONS), the rest get 425 Too Early.
+    pub early_data_any_method: bool,
 }
 
 /// The server's own control stream: the first server-initiated
@@ -541,7 +544,14 @@ impl H3Connection {
         };
         let mut capsule_bytes: Vec<u8> = Vec::new();
         let Some(StreamState::Request(req)) = self.streams.get_mut(&id) else { return Ok(()) };
-        match req.feed(data, &cx, &mut self.qpack_decoder, body, &mut capsule_bytes)? {
+        let had_head = req.message.phase != Phase::Headers;
+        let fed = req.feed(data, &cx, &mut self.qpack_decoder, body, &mut capsule_bytes)?;
+        if !had_head && req.message.phase != Phase::Headers {
+            // When the header section was decoded: still in the handshake,
+            // with 0-RTT keys, means the request came as early data.
+            req.early_data = quic.is_in_early_data();
+        }
+        match fed {
             Feed::Read => {}
             Feed::Answer(status) => {
                 req.response_started = true;
@@ -576,10 +586,21 @@ impl H3Connection {
                 // (a small upload, read in one go) rides in the request, as in
                 // buffered mode, rather than in a BODY event of its own. It
                 // needs no credit: nothing more will be read.
+                if req.early_data && !self.options.early_data_any_method && !is_safe_method(&head.method) {
+                    // RFC 8470 section 5.2: a request that is unsafe to
+                    // replay, sent as early data, waits for the handshake:
+                    // 425 tells the client to send it again after.
+                    req.response_started = true;
+                    req.responded = true;
+                    self.counters.native_statuses.count(425);
+                    self.respond_bytes(quic, id, 425, &[], b"");
+                    return Ok(());
+                }
                 let complete = req.read_done && (buffered || req.message.trailers.is_none());
                 let body_bytes: &[u8] = if buffered { &req.message.body } else if complete { body } else { &[] };
                 let request = Request {
                     head: &head,
+                    early_data: req.early_data,
                     complete,
                     ended: req.read_done,
                     body: (!body_bytes.is_empty()).then_some(body_bytes),
@@ -626,6 +647,11 @@ impl H3Connection {
     }
 }
 
+
+/// Safe methods (RFC 9110 section 9.2.1): replaying them changes nothing.
+fn is_safe_method(method: &[u8]) -> bool {
+    matches!(method, b"GET" | b"HEAD" | b"OPTIONS")
+}
 
 fn req_is_session(streams: &HashMap<u64, StreamState>, id: u64) -> bool {
     matches!(streams.get(&id), Some(StreamState::Request(r)) if r.session)

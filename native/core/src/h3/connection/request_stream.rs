@@ -75,6 +75,8 @@ pub(super) struct RequestStream {
     pub unconsumed: usize,
     /// This CONNECT stream carries an accepted WebTransport session.
     pub session: bool,
+    /// The header section arrived in 0-RTT (TLS early data).
+    pub early_data: bool,
 }
 
 impl RequestStream {
@@ -96,6 +98,7 @@ impl RequestStream {
             read_done: false,
             unconsumed: 0,
             session: false,
+            early_data: false,
         }
     }
 
