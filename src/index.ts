@@ -16,7 +16,7 @@ export { H3Response, MAX_RESPONSE_FIELDS } from './lib/response';
 export { loadIdentity } from './lib/identity';
 export type { Identity } from './lib/identity';
 export type { NativeCounters } from './native/binding';
-export type { CongestionControl, EarlyDataMode, QuicLbOptions, RetryMode } from './lib/stream-server';
+export type { CongestionControl, EarlyDataMode, QuicLbOptions, RetryMode, TransportOptions } from './lib/transport-options';
 export type { Logger, LogFormat, LogVerbosity } from './lib/log';
 export { stderrLogger, silentLogger, createLogger } from './lib/log';
 export { startMetrics, createMetricsRegistry, serveMetrics } from './lib/metrics';

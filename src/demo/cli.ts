@@ -2,8 +2,8 @@
 // runs it (the package's bin).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createServer } from '../lib/server';
-import { CONGESTION_CONTROLS, RETRY_MODES } from '../lib/stream-server';
-import type { CongestionControl, RetryMode } from '../lib/stream-server';
+import { CONGESTION_CONTROLS, RETRY_MODES } from '../lib/transport-options';
+import type { CongestionControl, RetryMode } from '../lib/transport-options';
 import { withDevHooks } from '../lib/dev-hooks';
 import { DEMO_IDENTITY_WARNING } from '../lib/identity';
 import { PROFILES } from './profiles';

@@ -9,7 +9,8 @@ import { DEMO_IDENTITY_WARNING, Identity, loadIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
 import { Exchanges } from './exchanges';
 import { StreamServer } from './stream-server';
-import type { CongestionControl, EarlyDataMode, QuicLbOptions, RetryMode } from './stream-server';
+import { pickTransportOptions } from './transport-options';
+import type { TransportOptions } from './transport-options';
 import { devHooksOf } from './dev-hooks';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
@@ -21,7 +22,7 @@ export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise
  */
 export type BodyHandler = (req: H3Request, chunk: Buffer, final: boolean, res: H3Response) => void;
 
-export interface ServerOptions {
+export interface ServerOptions extends TransportOptions {
   /** Default port for listen(); 4433 when omitted. 0 picks a free port. */
   port?: number;
   /**
@@ -44,62 +45,6 @@ export interface ServerOptions {
   idleTimeoutMs?: number;
   /** A connection whose handshake has not completed this long after its first packet is dropped (default 10 s). */
   handshakeTimeoutMs?: number;
-  /**
-   * Key for stateless reset tokens (RFC 9000 section 10.3): 32 bytes, as a
-   * Buffer or 64 hex digits. A server restarted with the same key resets
-   * the connections of the one before it, so their clients retry at once
-   * rather than at their idle timeout. Absent: a random key per process.
-   */
-  statelessResetKey?: Buffer | string;
-  /**
-   * quiche's congestion controller: 'cubic' (the default, as Linux TCP and
-   * quic-go), 'reno', or 'bbr2' (quiche's BBRv2). See docs/reliability.md.
-   */
-  congestionControl?: CongestionControl;
-  /**
-   * Packets leave at the times quiche's pacer gives them, so no burst is
-   * larger than the congestion controller allows (default true; false sends
-   * each loop turn's packets at once). See docs/reliability.md.
-   */
-  pacing?: boolean;
-  /**
-   * Connection IDs in the QUIC-LB plaintext format
-   * (draft-ietf-quic-load-balancers): a load balancer given the same
-   * `configId` and this server's `serverId` (1-15 bytes) routes every packet
-   * of a connection to this server, before and after a migration. Absent:
-   * random IDs. See docs/deploy.md.
-   */
-  quicLb?: QuicLbOptions;
-  /**
-   * Address validation (RFC 9000 section 8.1.2): `'auto'` (the default)
-   * answers a client's first Initial with a Retry once `retryThreshold`
-   * handshakes (default 128) are under way at once, so a flood of spoofed
-   * Initials cannot fill the connection table while ordinary clients save
-   * the round trip; `'on'` always; `'off'` never. Retry tokens are keyed by
-   * `retryTokenKey` (32 bytes, Buffer or 64 hex digits; random per process
-   * when omitted; give every server behind one balancer the same key).
-   */
-  retry?: RetryMode;
-  retryThreshold?: number;
-  retryTokenKey?: Buffer | string;
-  /**
-   * TLS session ticket key, 48 bytes (a Buffer or 96 hex digits): every
-   * server given the same key resumes the sessions of the others and of its
-   * own earlier runs (a resumed handshake skips the certificate). Absent:
-   * BoringSSL's own key, random per process and rotated by it. A key given
-   * here is not rotated by the server: rotate it by restarting with a new
-   * one.
-   */
-  ticketKey?: Buffer | string;
-  /**
-   * 0-RTT (TLS early data) from clients resuming a session: `'safe'` (the
-   * default) answers GET, HEAD and OPTIONS sent in early data and answers
-   * other methods `425 Too Early` (RFC 8470), so the client sends them
-   * again after the handshake; `'all'` hands every request to the
-   * application, which must then treat `req.earlyData` requests as
-   * possible replays; `'off'` refuses early data.
-   */
-  earlyData?: EarlyDataMode;
   /**
    * A request not answered this long after its header section arrived is
    * answered 503 by the server and its stream freed (default 30 s; 0 turns it
@@ -220,15 +165,7 @@ export class Http3Server extends EventEmitter {
         bodyCredit: options.bodyCredit,
         idleTimeoutMs: options.idleTimeoutMs,
         handshakeTimeoutMs: options.handshakeTimeoutMs,
-        statelessResetKey: options.statelessResetKey,
-        congestionControl: options.congestionControl,
-        pacing: options.pacing,
-        quicLb: options.quicLb,
-        retry: options.retry,
-        retryThreshold: options.retryThreshold,
-        retryTokenKey: options.retryTokenKey,
-        ticketKey: options.ticketKey,
-        earlyData: options.earlyData,
+        ...pickTransportOptions(options),
         maxConnections: options.maxConnections,
         maxStreamsPerConnection: options.maxStreamsPerConnection,
         maxFieldSectionSize: options.maxFieldSectionSize,

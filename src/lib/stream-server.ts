@@ -11,8 +11,10 @@ import type { DevHooks } from './dev-hooks';
 import type { Logger } from './log';
 import { NativeRequestStream, StreamOwner } from './native-stream';
 import type { ConnectionHandle, RequestStream, StreamAbortReason } from './request-stream';
+import { addonTransportOptions } from './transport-options';
+import type { TransportOptions } from './transport-options';
 
-export interface CoreOptions {
+export interface CoreOptions extends TransportOptions {
   /** PEM certificate chain path. */
   certPath: string;
   /** PEM private key path. */
@@ -27,22 +29,6 @@ export interface CoreOptions {
   bodyCredit?: number;
   idleTimeoutMs?: number;
   handshakeTimeoutMs?: number;
-  /** 32 bytes, or 64 hex digits (ServerOptions.statelessResetKey). */
-  statelessResetKey?: Buffer | string;
-  /** ServerOptions.congestionControl. */
-  congestionControl?: CongestionControl;
-  /** ServerOptions.pacing. */
-  pacing?: boolean;
-  /** ServerOptions.quicLb. */
-  quicLb?: QuicLbOptions;
-  /** ServerOptions.retry, retryThreshold, retryTokenKey. */
-  retry?: RetryMode;
-  retryThreshold?: number;
-  retryTokenKey?: Buffer | string;
-  /** ServerOptions.ticketKey. */
-  ticketKey?: Buffer | string;
-  /** ServerOptions.earlyData. */
-  earlyData?: EarlyDataMode;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
@@ -117,15 +103,7 @@ export class StreamServer implements EventSink, StreamOwner {
           bodyCredit: o.bodyCredit,
           idleTimeoutMs: o.idleTimeoutMs,
           handshakeTimeoutMs: o.handshakeTimeoutMs,
-          statelessResetKey: keyOf('statelessResetKey', o.statelessResetKey),
-          congestionControl: congestionControlOf(o.congestionControl),
-          pacing: pacingOf(o.pacing),
-          ...quicLbOf(o.quicLb),
-          retry: retryModeOf(o.retry),
-          retryThreshold: o.retryThreshold,
-          retryTokenKey: keyOf('retryTokenKey', o.retryTokenKey),
-          ticketKey: keyOf('ticketKey', o.ticketKey, 48),
-          earlyData: earlyDataOf(o.earlyData),
+          ...addonTransportOptions(o),
           maxConnections: o.maxConnections,
           maxStreamsPerConnection: o.maxStreamsPerConnection,
           maxFieldSectionSize: o.maxFieldSectionSize,
@@ -313,73 +291,3 @@ export class StreamServer implements EventSink, StreamOwner {
   }
 }
 
-/** Connection IDs a QUIC-LB load balancer can route (draft-ietf-quic-load-balancers, plaintext). */
-export interface QuicLbOptions {
-  /** The configuration rotation codepoint, 0 to 6. */
-  configId: number;
-  /** This server's ID: 1 to 15 bytes, as a Buffer or hex digits. */
-  serverId: Buffer | string;
-}
-
-/** quicLb as the addon takes it; the addon checks the ranges and names them. */
-function quicLbOf(lb: QuicLbOptions | undefined): { quicLbConfigId?: number; quicLbServerId?: Buffer } {
-  if (lb === undefined) return {};
-  const { configId, serverId } = lb;
-  if (!Number.isInteger(configId)) throw new TypeError(`quicLb.configId must be an integer from 0 to 6, got ${JSON.stringify(configId)}`);
-  const id = typeof serverId === 'string' && /^([0-9a-fA-F]{2})+$/.test(serverId) ? Buffer.from(serverId, 'hex') : serverId;
-  if (!Buffer.isBuffer(id)) throw new TypeError('quicLb.serverId must be a Buffer or an even number of hex digits');
-  return { quicLbConfigId: configId, quicLbServerId: id };
-}
-
-/** When first Initials get a Retry (address validation, RFC 9000 section 8.1.2). */
-export const RETRY_MODES = ['off', 'on', 'auto'] as const;
-export type RetryMode = (typeof RETRY_MODES)[number];
-
-function retryModeOf(mode: unknown): RetryMode | undefined {
-  if (mode === undefined) return undefined;
-  if (!(RETRY_MODES as readonly unknown[]).includes(mode)) {
-    throw new TypeError(`retry must be one of ${RETRY_MODES.join(', ')}, got ${JSON.stringify(mode)}`);
-  }
-  return mode as RetryMode;
-}
-
-/** 0-RTT: which requests may be answered before the handshake completes. */
-export const EARLY_DATA_MODES = ['safe', 'all', 'off'] as const;
-export type EarlyDataMode = (typeof EARLY_DATA_MODES)[number];
-
-function earlyDataOf(mode: unknown): EarlyDataMode | undefined {
-  if (mode === undefined) return undefined;
-  if (!(EARLY_DATA_MODES as readonly unknown[]).includes(mode)) {
-    throw new TypeError(`earlyData must be one of ${EARLY_DATA_MODES.join(', ')}, got ${JSON.stringify(mode)}`);
-  }
-  return mode as EarlyDataMode;
-}
-
-/** quiche's congestion controllers, by the names the option takes. */
-export const CONGESTION_CONTROLS = ['cubic', 'reno', 'bbr2'] as const;
-export type CongestionControl = (typeof CONGESTION_CONTROLS)[number];
-
-/** congestionControl checked here, so a typo is a TypeError naming the choices. */
-export function congestionControlOf(name: unknown): CongestionControl | undefined {
-  if (name === undefined) return undefined;
-  if (!(CONGESTION_CONTROLS as readonly unknown[]).includes(name)) {
-    throw new TypeError(`congestionControl must be one of ${CONGESTION_CONTROLS.join(', ')}, got ${JSON.stringify(name)}`);
-  }
-  return name as CongestionControl;
-}
-
-function pacingOf(v: unknown): boolean | undefined {
-  if (v === undefined || typeof v === 'boolean') return v;
-  throw new TypeError(`pacing must be true or false, got ${JSON.stringify(v)}`);
-}
-
-/** A key option (statelessResetKey, retryTokenKey: 32 bytes; ticketKey: 48) as the addon takes it. */
-export function keyOf(name: string, key: Buffer | string | undefined, size = 32): Buffer | undefined {
-  if (key === undefined) return undefined;
-  const hex = new RegExp(`^[0-9a-fA-F]{${2 * size}}$`);
-  const bytes = typeof key === 'string' ? (hex.test(key) ? Buffer.from(key, 'hex') : undefined) : key;
-  if (bytes === undefined || !Buffer.isBuffer(bytes) || bytes.length !== size) {
-    throw new TypeError(`${name} must be ${size} bytes: a Buffer or ${2 * size} hex digits`);
-  }
-  return bytes;
-}

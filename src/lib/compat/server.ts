@@ -9,7 +9,9 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { StreamServer } from '../stream-server';
 import type { NativeCounters } from '../../native/binding';
-import type { AddressInfo, CongestionControl, CoreOptions, EarlyDataMode, QuicLbOptions, RetryMode, StreamServerEvents } from '../stream-server';
+import type { AddressInfo, CoreOptions, StreamServerEvents } from '../stream-server';
+import { pickTransportOptions } from '../transport-options';
+import type { TransportOptions } from '../transport-options';
 import type { ConnectionHandle, RequestStream } from '../request-stream';
 import { Logger, stderrLogger } from '../log';
 import { DEMO_IDENTITY_WARNING } from '../identity';
@@ -49,7 +51,7 @@ export interface TcpSide {
 }
 export type TcpSideFactory = (server: Http3SecureServer) => TcpSide;
 
-export interface SecureServerOptions extends TlsInput {
+export interface SecureServerOptions extends TlsInput, TransportOptions {
   /**
    * Certificate chain: PEM text (string or Buffer, as node:http2 takes it)
    * or a file path. With `key` omitted too, the public demo identity serves
@@ -73,62 +75,6 @@ export interface SecureServerOptions extends TlsInput {
   /** QUIC idle timeout (default 30 s). */
   idleTimeoutMs?: number;
   handshakeTimeoutMs?: number;
-  /**
-   * Key for stateless reset tokens (RFC 9000 section 10.3): 32 bytes, as a
-   * Buffer or 64 hex digits. A server restarted with the same key resets
-   * the connections of the one before it, so their clients retry at once
-   * rather than at their idle timeout. Absent: a random key per process.
-   */
-  statelessResetKey?: Buffer | string;
-  /**
-   * quiche's congestion controller: 'cubic' (the default, as Linux TCP and
-   * quic-go), 'reno', or 'bbr2' (quiche's BBRv2). See docs/reliability.md.
-   */
-  congestionControl?: CongestionControl;
-  /**
-   * Packets leave at the times quiche's pacer gives them, so no burst is
-   * larger than the congestion controller allows (default true; false sends
-   * each loop turn's packets at once). See docs/reliability.md.
-   */
-  pacing?: boolean;
-  /**
-   * Connection IDs in the QUIC-LB plaintext format
-   * (draft-ietf-quic-load-balancers): a load balancer given the same
-   * `configId` and this server's `serverId` (1-15 bytes) routes every packet
-   * of a connection to this server, before and after a migration. Absent:
-   * random IDs. See docs/deploy.md.
-   */
-  quicLb?: QuicLbOptions;
-  /**
-   * Address validation (RFC 9000 section 8.1.2): `'auto'` (the default)
-   * answers a client's first Initial with a Retry once `retryThreshold`
-   * handshakes (default 128) are under way at once, so a flood of spoofed
-   * Initials cannot fill the connection table while ordinary clients save
-   * the round trip; `'on'` always; `'off'` never. Retry tokens are keyed by
-   * `retryTokenKey` (32 bytes, Buffer or 64 hex digits; random per process
-   * when omitted; give every server behind one balancer the same key).
-   */
-  retry?: RetryMode;
-  retryThreshold?: number;
-  retryTokenKey?: Buffer | string;
-  /**
-   * TLS session ticket key, 48 bytes (a Buffer or 96 hex digits): every
-   * server given the same key resumes the sessions of the others and of its
-   * own earlier runs (a resumed handshake skips the certificate). Absent:
-   * BoringSSL's own key, random per process and rotated by it. A key given
-   * here is not rotated by the server: rotate it by restarting with a new
-   * one.
-   */
-  ticketKey?: Buffer | string;
-  /**
-   * 0-RTT (TLS early data) from clients resuming a session: `'safe'` (the
-   * default) answers GET, HEAD and OPTIONS sent in early data and answers
-   * other methods `425 Too Early` (RFC 8470), so the client sends them
-   * again after the handshake; `'all'` hands every request to the
-   * application, which must then treat `req.earlyData` requests as
-   * possible replays; `'off'` refuses early data.
-   */
-  earlyData?: EarlyDataMode;
   maxConnections?: number;
   maxStreamsPerConnection?: number;
   /** Largest request field section, advertised in SETTINGS. Responses are bounded only by the client's own setting. */
@@ -253,15 +199,7 @@ export class Http3SecureServer extends EventEmitter {
         bodyCredit: o.bodyCredit ?? DEFAULT_BODY_CREDIT,
         idleTimeoutMs: o.idleTimeoutMs,
         handshakeTimeoutMs: o.handshakeTimeoutMs,
-        statelessResetKey: o.statelessResetKey,
-        congestionControl: o.congestionControl,
-        pacing: o.pacing,
-        quicLb: o.quicLb,
-        retry: o.retry,
-        retryThreshold: o.retryThreshold,
-        retryTokenKey: o.retryTokenKey,
-        ticketKey: o.ticketKey,
-        earlyData: o.earlyData,
+        ...pickTransportOptions(o),
         maxConnections: o.maxConnections,
         maxStreamsPerConnection: o.maxStreamsPerConnection,
         maxFieldSectionSize: o.maxFieldSectionSize,

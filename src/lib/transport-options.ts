@@ -1,0 +1,151 @@
+// The transport options every server of the package takes (createServer,
+// createSecureServer, serve): keys, congestion control and pacing, address
+// validation, resumption and 0-RTT, routable connection IDs. Documented
+// once here; checked here, so a mistake is a TypeError naming the option;
+// handed to the addon by addonTransportOptions.
+
+export interface TransportOptions {
+  /**
+   * Key for stateless reset tokens (RFC 9000 section 10.3): 32 bytes, as a
+   * Buffer or 64 hex digits. A server restarted with the same key resets
+   * the connections of the one before it, so their clients retry at once
+   * rather than at their idle timeout. Absent: a random key per process.
+   */
+  statelessResetKey?: Buffer | string;
+  /**
+   * quiche's congestion controller: 'cubic' (the default, as Linux TCP and
+   * quic-go), 'reno', or 'bbr2' (quiche's BBRv2). See docs/reliability.md.
+   */
+  congestionControl?: CongestionControl;
+  /**
+   * Packets leave at the times quiche's pacer gives them, so no burst is
+   * larger than the congestion controller allows (default true; false sends
+   * each loop turn's packets at once). See docs/reliability.md.
+   */
+  pacing?: boolean;
+  /**
+   * Connection IDs in the QUIC-LB plaintext format
+   * (draft-ietf-quic-load-balancers): a load balancer given the same
+   * `configId` and this server's `serverId` (1-15 bytes) routes every packet
+   * of a connection to this server, before and after a migration. Absent:
+   * random IDs. See docs/deploy.md.
+   */
+  quicLb?: QuicLbOptions;
+  /**
+   * Address validation (RFC 9000 section 8.1.2): `'auto'` (the default)
+   * answers a client's first Initial with a Retry once `retryThreshold`
+   * handshakes (default 128) are under way at once, so a flood of spoofed
+   * Initials cannot fill the connection table while ordinary clients save
+   * the round trip; `'on'` always; `'off'` never. Retry tokens are keyed by
+   * `retryTokenKey` (32 bytes, Buffer or 64 hex digits; random per process
+   * when omitted; give every server behind one balancer the same key).
+   */
+  retry?: RetryMode;
+  retryThreshold?: number;
+  retryTokenKey?: Buffer | string;
+  /**
+   * TLS session ticket key, 48 bytes (a Buffer or 96 hex digits): every
+   * server given the same key resumes the sessions of the others and of its
+   * own earlier runs (a resumed handshake skips the certificate). Absent:
+   * BoringSSL's own key, random per process and rotated by it. A key given
+   * here is not rotated by the server: rotate it by restarting with a new
+   * one.
+   */
+  ticketKey?: Buffer | string;
+  /**
+   * 0-RTT (TLS early data) from clients resuming a session: `'safe'` (the
+   * default) answers GET, HEAD and OPTIONS sent in early data and answers
+   * other methods `425 Too Early` (RFC 8470), so the client sends them
+   * again after the handshake; `'all'` hands every request to the
+   * application, which must then treat `req.earlyData` requests as
+   * possible replays; `'off'` refuses early data.
+   */
+  earlyData?: EarlyDataMode;
+}
+
+/** The transport options of any server's options, for its core. */
+export function pickTransportOptions(o: TransportOptions): TransportOptions {
+  return {
+    statelessResetKey: o.statelessResetKey,
+    congestionControl: o.congestionControl,
+    pacing: o.pacing,
+    quicLb: o.quicLb,
+    retry: o.retry,
+    retryThreshold: o.retryThreshold,
+    retryTokenKey: o.retryTokenKey,
+    ticketKey: o.ticketKey,
+    earlyData: o.earlyData,
+  };
+}
+
+/** The transport options checked and in the shape the addon's listen() takes. */
+export function addonTransportOptions(o: TransportOptions) {
+  return {
+    statelessResetKey: keyOf('statelessResetKey', o.statelessResetKey),
+    congestionControl: oneOf('congestionControl', CONGESTION_CONTROLS, o.congestionControl),
+    pacing: pacingOf(o.pacing),
+    ...quicLbOf(o.quicLb),
+    retry: oneOf('retry', RETRY_MODES, o.retry),
+    retryThreshold: o.retryThreshold,
+    retryTokenKey: keyOf('retryTokenKey', o.retryTokenKey),
+    ticketKey: keyOf('ticketKey', o.ticketKey, 48),
+    earlyData: oneOf('earlyData', EARLY_DATA_MODES, o.earlyData),
+  };
+}
+
+/** Connection IDs a QUIC-LB load balancer can route (draft-ietf-quic-load-balancers, plaintext). */
+export interface QuicLbOptions {
+  /** The configuration rotation codepoint, 0 to 6. */
+  configId: number;
+  /** This server's ID: 1 to 15 bytes, as a Buffer or hex digits. */
+  serverId: Buffer | string;
+}
+
+/** quicLb as the addon takes it; the addon checks the ranges and names them. */
+function quicLbOf(lb: QuicLbOptions | undefined): { quicLbConfigId?: number; quicLbServerId?: Buffer } {
+  if (lb === undefined) return {};
+  const { configId, serverId } = lb;
+  if (!Number.isInteger(configId)) throw new TypeError(`quicLb.configId must be an integer from 0 to 6, got ${JSON.stringify(configId)}`);
+  const id = typeof serverId === 'string' && /^([0-9a-fA-F]{2})+$/.test(serverId) ? Buffer.from(serverId, 'hex') : serverId;
+  if (!Buffer.isBuffer(id)) throw new TypeError('quicLb.serverId must be a Buffer or an even number of hex digits');
+  return { quicLbConfigId: configId, quicLbServerId: id };
+}
+
+/** When first Initials get a Retry (address validation, RFC 9000 section 8.1.2). */
+export const RETRY_MODES = ['off', 'on', 'auto'] as const;
+export type RetryMode = (typeof RETRY_MODES)[number];
+
+
+/** 0-RTT: which requests may be answered before the handshake completes. */
+export const EARLY_DATA_MODES = ['safe', 'all', 'off'] as const;
+export type EarlyDataMode = (typeof EARLY_DATA_MODES)[number];
+
+
+/** quiche's congestion controllers, by the names the option takes. */
+export const CONGESTION_CONTROLS = ['cubic', 'reno', 'bbr2'] as const;
+export type CongestionControl = (typeof CONGESTION_CONTROLS)[number];
+
+/** A choice checked here, so a typo is a TypeError naming the choices. */
+function oneOf<T extends string>(name: string, choices: readonly T[], value: unknown): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(choices as readonly unknown[]).includes(value)) {
+    throw new TypeError(`${name} must be one of ${choices.join(', ')}, got ${JSON.stringify(value)}`);
+  }
+  return value as T;
+}
+
+function pacingOf(v: unknown): boolean | undefined {
+  if (v === undefined || typeof v === 'boolean') return v;
+  throw new TypeError(`pacing must be true or false, got ${JSON.stringify(v)}`);
+}
+
+/** A key option (statelessResetKey, retryTokenKey: 32 bytes; ticketKey: 48) as the addon takes it. */
+export function keyOf(name: string, key: Buffer | string | undefined, size = 32): Buffer | undefined {
+  if (key === undefined) return undefined;
+  const hex = new RegExp(`^[0-9a-fA-F]{${2 * size}}$`);
+  const bytes = typeof key === 'string' ? (hex.test(key) ? Buffer.from(key, 'hex') : undefined) : key;
+  if (bytes === undefined || !Buffer.isBuffer(bytes) || bytes.length !== size) {
+    throw new TypeError(`${name} must be ${size} bytes: a Buffer or ${2 * size} hex digits`);
+  }
+  return bytes;
+}
