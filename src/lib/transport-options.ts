@@ -28,7 +28,7 @@ export interface TransportOptions {
    * (draft-ietf-quic-load-balancers): a load balancer given the same
    * `configId` and this server's `serverId` (1-15 bytes) routes every packet
    * of a connection to this server, before and after a migration. Absent:
-   * random IDs. See docs/deploy.md.
+   * random IDs. See docs/design.md, "Connection IDs a balancer can route".
    */
   quicLb?: QuicLbOptions;
   /**
