@@ -318,10 +318,14 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
       }
     };
     try {
-      // Warm-up: the first thousand fill V8's and the allocator's reserves
+      // Warm-up: the first thousands fill V8's and the allocator's reserves
       // (RSS after rounds of 1,000 in one process: 155.0, 163.1, 163.7,
       // 163.6 MiB with the JS heap flat at 9.6 MiB: a reservation, not a
-      // leak, which would grow every round).
+      // leak, which would grow every round). Two rounds: after the
+      // transport work of issue 14 a second round still raised the reserve
+      // once (190.1 -> 223.2 MiB from the first to the second, in a
+      // fresh-clone CI run; the cause was not isolated).
+      await round(1000);
       await round(1000);
       await sleep(200);
       const before = settledRssMiB();
