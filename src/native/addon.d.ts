@@ -201,3 +201,13 @@ export interface NativeOptions {
    */
   benchNativeHandler?: string
 }
+
+/**
+ * Hands the allocator's free pages back to the system (glibc's
+ * `malloc_trim(0)`, which since glibc 2.8 walks every arena), and says
+ * whether any were returned. A measurement aid, like V8's `gc()`: the soak
+ * and the abort tests read RSS after both, so that pages glibc keeps cached
+ * in the I/O thread's arena are not mistaken for growth. Elsewhere a no-op
+ * that returns false.
+ */
+export declare function releaseFreeNativeMemory(): boolean

@@ -6,13 +6,14 @@ import path from 'node:path';
 
 // The addon's types are generated from the Rust exports by `napi build`
 // (src/native/addon.d.ts); this file only finds and loads the binary.
-import type { limits, listen, NativeAddress, NativeCounters, NativeLimits, NativeOptions, NativeServer } from './addon';
+import type { limits, listen, releaseFreeNativeMemory, NativeAddress, NativeCounters, NativeLimits, NativeOptions, NativeServer } from './addon';
 
 export type { NativeAddress, NativeCounters, NativeLimits, NativeOptions, NativeServer };
 
 interface Addon {
   listen: typeof listen;
   limits: typeof limits;
+  releaseFreeNativeMemory: typeof releaseFreeNativeMemory;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');
