@@ -34,6 +34,7 @@ function recordingSink(): { sink: EventSink; calls: unknown[][] } {
     onTrailers: record('onTrailers'),
     onSent: record('onSent'),
     onPeerFieldLimit: record('onPeerFieldLimit'),
+    onWtDatagram: record('onWtDatagram'),
   };
   return { sink, calls };
 }
@@ -54,12 +55,13 @@ describe('boundary protocol: golden bytes shared with the Rust half', () => {
       ['onLog', LogLevel.Warn, 'qlog: cannot create \u2713'],
       ['onServerClosed'],
       ['onWtSessionOpen', 9, 0, '/wt'],
-      ['onWtSessionClosed', 9, 0, 0xdeadbeef],
+      ['onWtSessionClosed', 9, 0, 0xdeadbeef, 'gone \u2713'],
       ['onWtStream', 9, 0, BIG_STREAM, WtStreamEvent.Rejected, true],
       ['onWtDatagrams', 9, 70000],
       ['onTrailers', 7, 8, ['x-checksum', 'Ab+/=', 'x-latin1', '\u00e9']],
       ['onSent', 7, BIG_STREAM, 2 ** 40 + 5],
       ['onPeerFieldLimit', 9, 16384],
+      ['onWtDatagram', 9, 4, Buffer.from([0, 1, 255])],
     ]);
     // One call per sink method: the batch covers every event kind.
     const { sink: probe } = recordingSink();
@@ -78,6 +80,10 @@ describe('boundary protocol: golden bytes shared with the Rust half', () => {
     w.headers(7, 4, 0, true, ['x-checksum', 'Ab+/=']);
     w.consumed(7, 4, 65536);
     w.reset(4_000_000_000, BIG_STREAM, 0x10c);
+    w.stopSending(7, 3, 0x52e4a40fa8db);
+    w.openStream(7, 3, 0);
+    w.datagram(7, 0, Buffer.from([9, 0, 255]));
+    w.closeSession(7, 0, 0xdeadbeef, Buffer.from('bye \u2713'));
     const bytes = w.take()!;
     const file = path.join(GOLDEN, 'commands.bin');
     if (process.env.UPDATE_GENERATED) fs.writeFileSync(file, bytes);

@@ -233,6 +233,8 @@ export class Http3Server extends EventEmitter {
         retriesSent: 0,
         retryTokensInvalid: 0,
         initialsTooSmall: 0,
+        wtDatagramsSent: 0,
+        wtDatagramsDropped: 0,
         nativeResponses200: 0,
         nativeResponses413: 0,
         nativeResponses425: 0,

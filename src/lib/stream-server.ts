@@ -39,7 +39,8 @@ export interface CoreOptions extends TransportOptions {
 }
 
 /** WebTransport reports, passed through as the core gives them (Profile B counts them). */
-export type WebTransportEvents = Pick<EventSink, 'onWtSessionOpen' | 'onWtSessionClosed' | 'onWtStream' | 'onWtDatagrams'>;
+export type WebTransportEvents = Pick<EventSink, 'onWtSessionOpen' | 'onWtSessionClosed' | 'onWtStream' | 'onWtDatagrams'> &
+  Partial<Pick<EventSink, 'onWtDatagram'>>;
 
 export interface StreamServerEvents {
   /** A request's header section arrived. */
@@ -259,8 +260,8 @@ export class StreamServer implements EventSink, StreamOwner {
     this.events.webtransport?.onWtSessionOpen(conn, session, path);
   }
 
-  onWtSessionClosed(conn: number, session: number, code: number): void {
-    this.events.webtransport?.onWtSessionClosed(conn, session, code);
+  onWtSessionClosed(conn: number, session: number, code: number, reason: string): void {
+    this.events.webtransport?.onWtSessionClosed(conn, session, code, reason);
   }
 
   onWtStream(conn: number, session: number, stream: number, what: number, bidi: boolean): void {
@@ -269,6 +270,10 @@ export class StreamServer implements EventSink, StreamOwner {
 
   onWtDatagrams(conn: number, count: number): void {
     this.events.webtransport?.onWtDatagrams(conn, count);
+  }
+
+  onWtDatagram(conn: number, session: number, payload: Buffer): void {
+    this.events.webtransport?.onWtDatagram?.(conn, session, payload);
   }
 
   onServerClosed(): void {

@@ -121,6 +121,13 @@ export interface NativeCounters {
    * bytes, dropped unread (RFC 9000 section 14.1).
    */
   initialsTooSmall: number
+  /** HTTP datagrams the application sent on its WebTransport sessions. */
+  wtDatagramsSent: number
+  /**
+   * HTTP datagrams of application sessions dropped: QUIC's send queue was
+   * full, or one was too large for a packet.
+   */
+  wtDatagramsDropped: number
   nativeResponses200: number
   nativeResponses413: number
   nativeResponses425: number
@@ -160,6 +167,12 @@ export interface NativeOptions {
   panicOnPath?: string
   /** Serve WebTransport sessions (extended CONNECT, HTTP datagrams). */
   webtransport?: boolean
+  /** Sessions go to JavaScript (accept, streams, datagrams) instead of the echo. */
+  webtransportApp?: boolean
+  /** Sessions open at once, server-wide. */
+  webtransportMaxSessions?: number
+  /** Client-opened session streams open at once, server-wide. */
+  webtransportMaxStreams?: number
   /** NSS key-log file for TLS secrets (the SSLKEYLOGFILE convention). */
   keylogPath?: string
   /** Directory for one qlog (JSON-SEQ) file per connection. */

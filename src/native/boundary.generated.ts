@@ -17,6 +17,7 @@ export const enum EventKind {
   Trailers = 12,
   Sent = 13,
   PeerFieldLimit = 14,
+  WtDatagram = 15,
 }
 
 export const enum CommandKind {
@@ -25,6 +26,10 @@ export const enum CommandKind {
   Data = 3,
   Consumed = 4,
   Reset = 5,
+  StopSending = 6,
+  OpenStream = 7,
+  Datagram = 8,
+  CloseSession = 9,
 }
 
 export const enum WtStreamEvent {
@@ -37,6 +42,7 @@ export const enum RequestFlag {
   Complete = 1,
   HasBody = 2,
   EarlyData = 4,
+  WtSession = 8,
 }
 
 export const enum AbortReason {

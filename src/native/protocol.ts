@@ -27,7 +27,8 @@ export interface EventSink {
   onLog(level: number, message: string): void;
   onServerClosed(): void;
   onWtSessionOpen(conn: number, session: number, path: string): void;
-  onWtSessionClosed(conn: number, session: number, code: number): void;
+  /** `reason` is the client's CLOSE_WEBTRANSPORT_SESSION reason (UTF-8), empty otherwise. */
+  onWtSessionClosed(conn: number, session: number, code: number, reason: string): void;
   onWtStream(conn: number, session: number, stream: number, what: number, bidi: boolean): void;
   onWtDatagrams(conn: number, count: number): void;
   /** The request's trailer lines, flat: name, value, ... */
@@ -36,6 +37,8 @@ export interface EventSink {
   onSent(conn: number, stream: number, total: number): void;
   /** The client's SETTINGS_MAX_FIELD_SECTION_SIZE. */
   onPeerFieldLimit(conn: number, limit: number): void;
+  /** One datagram of an application session (a view into the batch: copy to keep it). */
+  onWtDatagram(conn: number, session: number, payload: Buffer): void;
 }
 
 /** Decodes one event batch; returns its sequence number for the acknowledgement. */
@@ -150,7 +153,10 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
       }
       case EventKind.WtSessionClosed: {
         const session = f64();
-        sink.onWtSessionClosed(conn, session, u32());
+        const code = u32();
+        const reasonLen = u16();
+        sink.onWtSessionClosed(conn, session, code, buf.toString('utf8', off, off + reasonLen));
+        off += reasonLen;
         break;
       }
       case EventKind.WtStream: {
@@ -177,6 +183,11 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
       case EventKind.PeerFieldLimit:
         sink.onPeerFieldLimit(conn, f64());
         break;
+      case EventKind.WtDatagram: {
+        const session = f64();
+        sink.onWtDatagram(conn, session, bytes(u16()));
+        break;
+      }
       default:
         throw new Error(`unknown native event kind ${kind}`);
     }
@@ -261,10 +272,39 @@ export class CommandWriter {
     this.len = this.buf.writeUInt32LE(bytes, off);
   }
 
-  /** Resets both directions of the stream with an HTTP/3 error code. */
+  /** Resets both directions of a request stream, or the sending side of a WebTransport stream, with an HTTP/3 error code. */
   reset(conn: number, stream: number, code: number): void {
     const off = this.streamHead(CommandKind.Reset, conn, stream, 8);
     this.len = this.buf.writeDoubleLE(code, off);
+  }
+
+  /** WebTransport stream: STOP_SENDING with an HTTP/3 error code. */
+  stopSending(conn: number, stream: number, code: number): void {
+    const off = this.streamHead(CommandKind.StopSending, conn, stream, 8);
+    this.len = this.buf.writeDoubleLE(code, off);
+  }
+
+  /** Opens server stream `stream` (the next of its kind on the connection) for a session. */
+  openStream(conn: number, stream: number, session: number): void {
+    const off = this.streamHead(CommandKind.OpenStream, conn, stream, 8);
+    this.len = this.buf.writeDoubleLE(session, off);
+  }
+
+  /** An HTTP datagram on a session (at most 65,535 bytes; QUIC limits it further). */
+  datagram(conn: number, session: number, payload: Uint8Array): void {
+    let off = this.streamHead(CommandKind.Datagram, conn, session, 2 + payload.length);
+    off = this.buf.writeUInt16LE(payload.length, off);
+    this.buf.set(payload, off);
+    this.len = off + payload.length;
+  }
+
+  /** Closes a session: CLOSE_WEBTRANSPORT_SESSION with `code` and `reason` (UTF-8, at most 1024 bytes). */
+  closeSession(conn: number, session: number, code: number, reason: Uint8Array): void {
+    let off = this.streamHead(CommandKind.CloseSession, conn, session, 4 + 2 + reason.length);
+    off = this.buf.writeUInt32LE(code, off);
+    off = this.buf.writeUInt16LE(reason.length, off);
+    this.buf.set(reason, off);
+    this.len = off + reason.length;
   }
 
   /**

@@ -156,8 +156,8 @@ impl Application for BenchHandler {
         self.link.on_session_open(conn, session, path);
     }
 
-    fn on_session_closed(&mut self, conn: ConnId, session: StreamId, code: u32) {
-        self.link.on_session_closed(conn, session, code);
+    fn on_session_closed(&mut self, conn: ConnId, session: StreamId, code: u32, reason: &[u8]) {
+        self.link.on_session_closed(conn, session, code, reason);
     }
 
     fn on_session_stream(&mut self, conn: ConnId, session: StreamId, stream: StreamId, what: SessionStream, bidi: bool) {

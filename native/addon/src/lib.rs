@@ -48,6 +48,12 @@ pub struct NativeOptions {
     pub panic_on_path: Option<String>,
     /// Serve WebTransport sessions (extended CONNECT, HTTP datagrams).
     pub webtransport: Option<bool>,
+    /// Sessions go to JavaScript (accept, streams, datagrams) instead of the echo.
+    pub webtransport_app: Option<bool>,
+    /// Sessions open at once, server-wide.
+    pub webtransport_max_sessions: Option<u32>,
+    /// Client-opened session streams open at once, server-wide.
+    pub webtransport_max_streams: Option<u32>,
     /// NSS key-log file for TLS secrets (the SSLKEYLOGFILE convention).
     pub keylog_path: Option<String>,
     /// Directory for one qlog (JSON-SEQ) file per connection.
@@ -226,6 +232,9 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         stream_window: options.stream_window.map_or(d.stream_window, u64::from),
         panic_on_path: options.panic_on_path,
         webtransport: options.webtransport.unwrap_or(d.webtransport),
+        webtransport_app: options.webtransport_app.unwrap_or(d.webtransport_app),
+        webtransport_max_sessions: options.webtransport_max_sessions.map_or(d.webtransport_max_sessions, u64::from),
+        webtransport_max_streams: options.webtransport_max_streams.map_or(d.webtransport_max_streams, u64::from),
         keylog_path: options.keylog_path,
         qlog_dir: options.qlog_dir,
         stateless_reset_key,

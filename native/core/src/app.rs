@@ -84,6 +84,10 @@ pub struct Request<'a> {
     /// mode; in streamed mode when the request is `complete` (the body came
     /// with the header section), else it follows in body chunks.
     pub body: Option<&'a [u8]>,
+    /// An extended CONNECT for a WebTransport session (application mode):
+    /// `Action::Headers` with a 2xx status and no FIN accepts it, any other
+    /// final answer refuses it.
+    pub session: bool,
 }
 
 /// A response: status, field lines and the whole body.
@@ -109,8 +113,21 @@ pub enum Action<'a> {
     /// The application consumed this many more bytes of the request body:
     /// body credit returns.
     Consumed(u64),
-    /// Reset both directions with this HTTP/3 error code.
+    /// Reset both directions with this HTTP/3 error code (a request
+    /// stream), or the sending side only (a WebTransport stream:
+    /// RESET_STREAM).
     Reset(u64),
+    /// WebTransport stream: STOP_SENDING with this code; nothing more is read.
+    StopSending(u64),
+    /// Open this server-initiated stream (its ID chosen by the application,
+    /// the next of its kind) for the session; writes follow as `Data`.
+    Open { session: u64 },
+    /// An HTTP datagram for this session (the action's stream is the
+    /// session's CONNECT stream); dropped when QUIC's queue is full.
+    Datagram(&'a [u8]),
+    /// End this session: CLOSE_WEBTRANSPORT_SESSION with the code and
+    /// reason, then FIN on its CONNECT stream; its streams are reset.
+    CloseSession { code: u32, reason: &'a [u8] },
 }
 
 /// The application's answer to a request.
@@ -148,10 +165,16 @@ pub trait Application {
     /// The I/O loop is about to end; nothing follows.
     fn on_server_closed(&mut self);
     fn on_session_open(&mut self, conn: ConnId, session: StreamId, path: &[u8]);
-    fn on_session_closed(&mut self, conn: ConnId, session: StreamId, code: u32);
+    /// A session ended: closed by the client (its code and reason; 0 and
+    /// empty when the CONNECT stream just ended or reset), by the
+    /// application, or with its connection.
+    fn on_session_closed(&mut self, conn: ConnId, session: StreamId, code: u32, reason: &[u8]);
     fn on_session_stream(&mut self, conn: ConnId, session: StreamId, stream: StreamId, what: SessionStream, bidi: bool);
-    /// Datagrams counted for open sessions on one connection.
+    /// Echo mode: datagrams counted (and echoed) for open sessions on one connection.
     fn on_datagrams(&mut self, conn: ConnId, count: u32);
+    /// Application mode: one datagram for a session, its payload after the
+    /// Quarter Stream ID.
+    fn on_datagram(&mut self, _conn: ConnId, _session: StreamId, _payload: &[u8]) {}
 
     /// The current point in the work handed over.
     fn mark(&self) -> Mark;

@@ -44,6 +44,14 @@ pub struct Options {
     pub stream_window: u64,
     pub panic_on_path: Option<String>,
     pub webtransport: bool,
+    /// WebTransport sessions go to the application (accept or refuse, its
+    /// streams and datagrams) instead of the echo (Profile B).
+    pub webtransport_app: bool,
+    /// Sessions open at once, server-wide (a 429 beyond).
+    pub webtransport_max_sessions: u64,
+    /// Client-opened session streams open at once, server-wide (refused
+    /// with WT_BUFFERED_STREAM_REJECTED beyond).
+    pub webtransport_max_streams: u64,
     /// Append TLS secrets here in NSS key-log format (SSLKEYLOGFILE).
     pub keylog_path: Option<String>,
     /// Write one qlog file per connection into this directory.
@@ -88,6 +96,9 @@ impl Default for Options {
             stream_window: 256 * 1024,
             panic_on_path: None,
             webtransport: false,
+            webtransport_app: false,
+            webtransport_max_sessions: crate::h3::webtransport::SESSIONS_CAP,
+            webtransport_max_streams: crate::h3::webtransport::PEER_STREAMS_CAP,
             keylog_path: None,
             qlog_dir: None,
             stateless_reset_key: None,
@@ -115,6 +126,10 @@ impl Options {
             max_field_section_size: self.max_field_section_size,
             panic_on_path: self.panic_on_path.as_ref().map(|p| p.as_bytes().to_vec()),
             webtransport: self.webtransport,
+            webtransport_app: self.webtransport_app,
+            wt_max_sessions: self.webtransport_max_sessions,
+            wt_max_streams: self.webtransport_max_streams,
+            wt_credit: self.body_credit,
             early_data_any_method: self.early_data_any_method,
         }
     }

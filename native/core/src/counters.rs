@@ -76,6 +76,11 @@ macro_rules! reported_counters {
                 #[doc = "Datagrams opening with an Initial (or an unknown version) under 1,200"]
                 #[doc = "bytes, dropped unread (RFC 9000 section 14.1)."]
                 initials_too_small,
+                #[doc = "HTTP datagrams the application sent on its WebTransport sessions."]
+                wt_datagrams_sent,
+                #[doc = "HTTP datagrams of application sessions dropped: QUIC's send queue was"]
+                #[doc = "full, or one was too large for a packet."]
+                wt_datagrams_dropped,
             }
             // Responses the native core wrote by itself: the 200 that opens a
             // WebTransport session, 413 over the body window, 429 past the

@@ -34,6 +34,7 @@ pub enum Report {
     SessionClosed { session: u64, code: u32 },
     SessionStream { session: u64, stream: u64, what: SessionStream, bidi: bool },
     Datagrams { count: u32 },
+    Datagram { session: u64, payload: Vec<u8> },
     ConnOpen,
     ConnClosed,
     Log { level: LogLevel, message: String },
@@ -138,7 +139,7 @@ impl Application for Recorder {
         self.push(Report::SessionOpen { session: session.0, path: path.to_vec() });
     }
 
-    fn on_session_closed(&mut self, _: ConnId, session: StreamId, code: u32) {
+    fn on_session_closed(&mut self, _: ConnId, session: StreamId, code: u32, _: &[u8]) {
         self.push(Report::SessionClosed { session: session.0, code });
     }
 
@@ -148,6 +149,10 @@ impl Application for Recorder {
 
     fn on_datagrams(&mut self, _: ConnId, count: u32) {
         self.push(Report::Datagrams { count });
+    }
+
+    fn on_datagram(&mut self, _: ConnId, session: StreamId, payload: &[u8]) {
+        self.push(Report::Datagram { session: session.0, payload: payload.to_vec() });
     }
 
     fn mark(&self) -> Mark {
@@ -221,6 +226,8 @@ pub struct Pair {
     /// Per client stream, what the server sent on it (when `record`).
     pub received: HashMap<u64, Received>,
     pub record: bool,
+    /// HTTP datagrams the client received (when `record`).
+    pub datagrams: Vec<Vec<u8>>,
     /// The client reads its streams (off: quiche keeps a stream the client
     /// has not read to its end, so what the server did to it stays visible).
     pub client_reads: bool,
@@ -239,7 +246,7 @@ impl Pair {
         let local = LocalSettings {
             max_field_section_size: options.max_field_section_size as u64,
             webtransport: options.webtransport,
-            max_webtransport_sessions: crate::h3::webtransport::SESSIONS_CAP,
+            max_webtransport_sessions: options.webtransport_max_sessions,
         };
         let counters = Arc::new(Counters::default());
         let h3 = H3Connection::new(ConnId(1), options.h3(), local, counters.clone());
@@ -253,6 +260,7 @@ impl Pair {
             closed_by_h3: false,
             received: HashMap::new(),
             record: true,
+            datagrams: Vec::new(),
             client_reads: true,
         };
         pair.exchange();
@@ -312,7 +320,11 @@ impl Pair {
                     }
                 }
             }
-            while self.client.dgram_recv(&mut buf).is_ok() {}
+            while let Ok(n) = self.client.dgram_recv(&mut buf) {
+                if self.record {
+                    self.datagrams.push(buf[..n].to_vec());
+                }
+            }
             if !moved {
                 break;
             }

@@ -40,6 +40,8 @@ code_group! {
         SENT = 13,
         /// The client's SETTINGS_MAX_FIELD_SECTION_SIZE (once, if it set one).
         PEER_FIELD_LIMIT = 14,
+        /// One HTTP datagram of an application session.
+        WT_DATAGRAM = 15,
     }
 }
 
@@ -55,8 +57,17 @@ code_group! {
         DATA = 3,
         /// Request body bytes the application consumed (credit returns).
         CONSUMED = 4,
-        /// Reset both directions with an HTTP/3 error code.
+        /// Reset both directions of a request stream with an HTTP/3 error
+        /// code; on a WebTransport stream, RESET_STREAM (the sending side).
         RESET = 5,
+        /// WebTransport stream: STOP_SENDING with an HTTP/3 error code.
+        STOP_SENDING = 6,
+        /// Open a server-initiated WebTransport stream for a session.
+        OPEN_STREAM = 7,
+        /// Send an HTTP datagram on a session.
+        DATAGRAM = 8,
+        /// Close a session with a code and reason.
+        CLOSE_SESSION = 9,
     }
 }
 
@@ -81,6 +92,9 @@ code_group! {
         HAS_BODY = 2,
         /// The header section arrived as TLS early data (0-RTT).
         EARLY_DATA = 4,
+        /// An extended CONNECT opening a WebTransport session: a 2xx head
+        /// without FIN accepts it.
+        WT_SESSION = 8,
     }
 }
 

@@ -36,6 +36,11 @@ pub enum What<'a> {
     Data { fin: bool, data: &'a [u8] },
     Consumed(u64),
     Reset(u64),
+    StopSending(u64),
+    /// Open this server stream for the session.
+    Open { session: u64 },
+    Datagram(&'a [u8]),
+    CloseSession { code: u32, reason: &'a [u8] },
 }
 
 pub enum Command<'a> {
@@ -109,7 +114,14 @@ impl<'a> CommandReader<'a> {
                 let body = self.long_bytes()?;
                 Some(Command::Respond(Respond { conn, stream, status, fields, body }))
             }
-            k @ (kind::HEADERS | kind::DATA | kind::CONSUMED | kind::RESET) => {
+            k @ (kind::HEADERS
+            | kind::DATA
+            | kind::CONSUMED
+            | kind::RESET
+            | kind::STOP_SENDING
+            | kind::OPEN_STREAM
+            | kind::DATAGRAM
+            | kind::CLOSE_SESSION) => {
                 let conn = self.u32()?;
                 let stream = self.f64()?;
                 let what = match k {
@@ -130,7 +142,14 @@ impl<'a> CommandReader<'a> {
                         What::Data { fin, data: self.long_bytes()? }
                     }
                     kind::CONSUMED => What::Consumed(u64::from(self.u32()?)),
-                    _ => What::Reset(self.f64()?),
+                    kind::RESET => What::Reset(self.f64()?),
+                    kind::STOP_SENDING => What::StopSending(self.f64()?),
+                    kind::OPEN_STREAM => What::Open { session: self.f64()? },
+                    kind::DATAGRAM => What::Datagram(self.short_bytes()?),
+                    _ => {
+                        let code = self.u32()?;
+                        What::CloseSession { code, reason: self.short_bytes()? }
+                    }
                 };
                 Some(Command::Stream(StreamCommand { conn, stream, what }))
             }

@@ -162,10 +162,18 @@ impl EventBatch {
         self.short_bytes(path);
     }
 
-    pub fn wt_session_closed(&mut self, conn: u32, session: u64, code: u32) {
+    pub fn wt_session_closed(&mut self, conn: u32, session: u64, code: u32, reason: &[u8]) {
         self.head(kind::WT_SESSION_CLOSED, conn);
         self.f64(session);
         self.u32(code);
+        self.short_bytes(reason);
+    }
+
+    /// WT_DATAGRAM: one datagram's payload for an application session.
+    pub fn wt_datagram(&mut self, conn: u32, session: u64, payload: &[u8]) {
+        self.head(kind::WT_DATAGRAM, conn);
+        self.f64(session);
+        self.short_bytes(payload);
     }
 
     pub fn wt_stream(&mut self, conn: u32, session: u64, stream: u64, what: u8, bidi: bool) {

@@ -45,7 +45,7 @@ fn golden_events() -> (Vec<u8>, Vec<u8>) {
     kinds.push(kind::SERVER_CLOSED);
     b.wt_session_open(9, 0, b"/wt");
     kinds.push(kind::WT_SESSION_OPEN);
-    b.wt_session_closed(9, 0, 0xdead_beef);
+    b.wt_session_closed(9, 0, 0xdead_beef, "gone \u{2713}".as_bytes());
     kinds.push(kind::WT_SESSION_CLOSED);
     b.wt_stream(9, 0, BIG_STREAM, wt_stream::REJECTED, true);
     kinds.push(kind::WT_STREAM);
@@ -57,6 +57,8 @@ fn golden_events() -> (Vec<u8>, Vec<u8>) {
     kinds.push(kind::SENT);
     b.peer_field_limit(9, 16_384);
     kinds.push(kind::PEER_FIELD_LIMIT);
+    b.wt_datagram(9, 4, &[0, 1, 255]);
+    kinds.push(kind::WT_DATAGRAM);
     (b.take(42), kinds)
 }
 
@@ -81,10 +83,11 @@ fn golden_batch_holds_every_event_kind() {
 /// test/golden/commands.bin is written by TypeScript's CommandWriter: one
 /// RESPOND with fields and a body, one without either, then one of each
 /// stream command: a 103, a final head without FIN, DATA, trailers (status
-/// 0), CONSUMED and RESET.
+/// 0), CONSUMED, RESET, STOP_SENDING, OPEN_STREAM, DATAGRAM and
+/// CLOSE_SESSION.
 #[test]
 fn commands_from_typescript_decode() {
-    assert_eq!(command_kind::ALL.len(), 5, "a new command kind needs a case here and in test/boundary.test.ts");
+    assert_eq!(command_kind::ALL.len(), 9, "a new command kind needs a case here and in test/boundary.test.ts");
     let golden = std::fs::read(COMMANDS).expect("test/golden/commands.bin");
     let mut reader = CommandReader::new(&golden);
     let Some(Ok(Command::Respond(r))) = reader.next_command() else { panic!("first command") };
@@ -114,5 +117,13 @@ fn commands_from_typescript_decode() {
     let (conn, stream, what) = next();
     assert_eq!((conn, stream), (4_000_000_000, (1 << 53) - 4));
     let What::Reset(0x10c) = what else { panic!("reset") };
-    assert!(reader.next_command().is_none(), "exactly eight commands");
+    let What::StopSending(0x52e4_a40f_a8db) = next().2 else { panic!("stop sending") };
+    let (conn, stream, what) = next();
+    assert_eq!((conn, stream), (7, 3));
+    let What::Open { session: 0 } = what else { panic!("open") };
+    let What::Datagram(payload) = next().2 else { panic!("datagram") };
+    assert_eq!(payload, &[9u8, 0, 255][..]);
+    let What::CloseSession { code: 0xdead_beef, reason } = next().2 else { panic!("close session") };
+    assert_eq!(reason, "bye \u{2713}".as_bytes());
+    assert!(reader.next_command().is_none(), "exactly twelve commands");
 }

@@ -97,6 +97,9 @@ impl Application for JsLink {
         if request.early_data {
             flags |= request_flag::EARLY_DATA;
         }
+        if request.session {
+            flags |= request_flag::WT_SESSION;
+        }
         self.events.request(conn.0, stream.0, flags, request.head, request.body.unwrap_or_default());
         Reply::Later
     }
@@ -141,8 +144,8 @@ impl Application for JsLink {
         self.events.wt_session_open(conn.0, session.0, path);
     }
 
-    fn on_session_closed(&mut self, conn: ConnId, session: StreamId, code: u32) {
-        self.events.wt_session_closed(conn.0, session.0, code);
+    fn on_session_closed(&mut self, conn: ConnId, session: StreamId, code: u32, reason: &[u8]) {
+        self.events.wt_session_closed(conn.0, session.0, code, reason);
     }
 
     fn on_session_stream(&mut self, conn: ConnId, session: StreamId, stream: StreamId, what: SessionStream, bidi: bool) {
@@ -151,6 +154,10 @@ impl Application for JsLink {
 
     fn on_datagrams(&mut self, conn: ConnId, count: u32) {
         self.events.wt_datagrams(conn.0, count);
+    }
+
+    fn on_datagram(&mut self, conn: ConnId, session: StreamId, payload: &[u8]) {
+        self.events.wt_datagram(conn.0, session.0, payload);
     }
 
     fn mark(&self) -> Mark {
@@ -181,6 +188,10 @@ impl Application for JsLink {
                             What::Data { fin, data } => Action::Data { data, fin: *fin },
                             What::Consumed(n) => Action::Consumed(*n),
                             What::Reset(code) => Action::Reset(*code),
+                            What::StopSending(code) => Action::StopSending(*code),
+                            What::Open { session } => Action::Open { session: *session },
+                            What::Datagram(payload) => Action::Datagram(payload),
+                            What::CloseSession { code, reason } => Action::CloseSession { code: *code, reason },
                         };
                         apply(ConnId(c.conn), StreamId(c.stream), action);
                     }

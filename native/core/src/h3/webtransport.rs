@@ -1,14 +1,18 @@
 //! WebTransport over HTTP/3 (draft-ietf-webtrans-http3): sessions opened by
 //! extended CONNECT, client streams routed to their session, HTTP/3
-//! datagrams, and the capsules on the CONNECT stream. The data behavior is
-//! the demo's (Profile B): a bidirectional stream is echoed on itself, a
-//! unidirectional stream is answered on a server-opened one, a datagram is
-//! echoed. What TypeScript sees are session, stream and datagram events,
-//! from which it keeps the statistics.
+//! datagrams, and the capsules on the CONNECT stream. Two behaviours:
+//! - echo (Profile B, the demo's): a bidirectional stream is echoed on
+//!   itself, a unidirectional stream is answered on a server-opened one, a
+//!   datagram is echoed; TypeScript sees session, stream and datagram
+//!   events, from which it keeps the statistics;
+//! - application (`H3Options::webtransport_app`): the CONNECT goes to the
+//!   application, which accepts (2xx) or refuses it; stream bytes and
+//!   datagrams go to it and come from it, streams under the same body
+//!   credit as request bodies (`WtStream::App`).
 
 use std::collections::HashMap;
 
-use super::codes::{capsule, stream_type, WT_BUFFERED_STREAM_REJECTED, WT_SESSION_GONE};
+use super::codes::{capsule, stream_type, WEBTRANSPORT_BIDI_SIGNAL, WT_BUFFERED_STREAM_REJECTED, WT_SESSION_GONE};
 use crate::app::{Application, SessionStream};
 use crate::ids::{ConnId, StreamId};
 use crate::counters::Counters;
@@ -54,20 +58,78 @@ impl Default for Session {
     }
 }
 
-/// What a client stream of a session is doing.
+/// What a stream of a session is doing.
 pub enum WtStream {
     /// Echoed back on itself.
     Bidi { session: u64 },
     /// Collected, then answered on a server-opened stream at FIN.
     Uni { session: u64, data: Vec<u8> },
+    /// Carried for the application, either side's stream.
+    App(AppStream),
+}
+
+/// A stream of an application session. Bytes read go to the application
+/// as BODY events, at most the body credit ahead of what it reported
+/// consumed; bytes it writes go out raw (no HTTP/3 framing).
+pub struct AppStream {
+    pub session: u64,
+    /// Read and handed over, not yet reported consumed.
+    pub unconsumed: usize,
+    /// Nothing more will be read: FIN read, STOP_SENDING sent, or the
+    /// stream has no receiving side (one this server opened one-way).
+    pub read_done: bool,
+    /// Nothing more will be written: FIN queued, RESET_STREAM sent, or the
+    /// stream has no sending side (one the client opened one-way).
+    pub write_done: bool,
+    /// Bytes the application handed over for sending (SENT reports progress).
+    pub queued: u64,
+}
+
+impl AppStream {
+    pub fn new(session: u64, id: u64) -> Self {
+        let server_opened = id & 0x1 == 1;
+        let uni = id & 0x2 != 0;
+        AppStream {
+            session,
+            unconsumed: 0,
+            read_done: uni && server_opened,
+            write_done: uni && !server_opened,
+            queued: 0,
+        }
+    }
 }
 
 impl WtStream {
     pub fn session(&self) -> u64 {
         match self {
             WtStream::Bidi { session } | WtStream::Uni { session, .. } => *session,
+            WtStream::App(a) => a.session,
         }
     }
+}
+
+/// The prefix of a stream this server opens for a session: the bidirectional
+/// signal 0x41 or the unidirectional stream type 0x54, then the session ID.
+pub fn stream_prefix(session: u64, bidi: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(10);
+    varint::encode(if bidi { WEBTRANSPORT_BIDI_SIGNAL } else { stream_type::WEBTRANSPORT_UNI }, &mut out);
+    varint::encode(session, &mut out);
+    out
+}
+
+/// A CLOSE_WEBTRANSPORT_SESSION capsule (code, reason of at most 1024 bytes)
+/// in a DATA frame, as it goes on the CONNECT stream.
+pub fn close_capsule(code: u32, reason: &[u8]) -> Vec<u8> {
+    let reason = &reason[..reason.len().min(1024)];
+    let mut capsule = Vec::with_capacity(reason.len() + 16);
+    varint::encode(capsule::CLOSE_WEBTRANSPORT_SESSION, &mut capsule);
+    varint::encode(4 + reason.len() as u64, &mut capsule);
+    capsule.extend_from_slice(&code.to_be_bytes());
+    capsule.extend_from_slice(reason);
+    let mut out = Vec::with_capacity(capsule.len() + 8);
+    super::frame::write_header(super::codes::frame_type::DATA, capsule.len(), &mut out);
+    out.extend_from_slice(&capsule);
+    out
 }
 
 /// Reads the capsule sequence (RFC 9297 section 3.2) carried in the DATA
@@ -190,6 +252,10 @@ pub fn abandon_streams<A: Application>(
     }
     for id in &session.server_streams {
         let _ = quic.stream_shutdown(*id, quiche::Shutdown::Write, WT_SESSION_GONE);
+        if id & 0x2 == 0 {
+            // A bidirectional stream this server opened (application sessions).
+            let _ = quic.stream_shutdown(*id, quiche::Shutdown::Read, WT_SESSION_GONE);
+        }
     }
 }
 

@@ -433,7 +433,7 @@ impl<A: Application> Server<A> {
         let local_settings = LocalSettings {
             max_field_section_size: self.options.max_field_section_size as u64,
             webtransport: self.options.webtransport,
-            max_webtransport_sessions: crate::h3::webtransport::SESSIONS_CAP,
+            max_webtransport_sessions: self.options.webtransport_max_sessions,
         };
         let h3 = H3Connection::new(id, self.h3_options.clone(), local_settings, self.shared.counters.clone());
         Counters::add(&self.shared.counters.connections_accepted, 1);

@@ -51,10 +51,24 @@ pub struct H3Options {
     pub panic_on_path: Option<Vec<u8>>,
     /// Extended CONNECT, HTTP datagrams and WebTransport sessions.
     pub webtransport: bool,
+    /// Sessions, their streams and datagrams go to the application rather
+    /// than to the echo.
+    pub webtransport_app: bool,
+    /// Server-wide caps: sessions, client-opened session streams.
+    pub wt_max_sessions: u64,
+    pub wt_max_streams: u64,
+    /// Application sessions: bytes of a stream read ahead of what the
+    /// application reported consumed.
+    pub wt_credit: usize,
     /// Requests of any method may be answered in 0-RTT; otherwise only
     /// safe ones (GET, HEAD, OPTIONS), the rest get 425 Too Early.
     pub early_data_any_method: bool,
 }
+
+/// Bytes read at a time from a stream not yet classified, when session
+/// streams go to the application: a stream type or signal and a session ID
+/// are two varints of at most 8 bytes each.
+const CLASSIFY_READ: usize = 16;
 
 /// The server's own control stream: the first server-initiated
 /// unidirectional stream.
@@ -120,6 +134,8 @@ pub struct H3Connection {
     sessions: Sessions,
     /// Next server-initiated unidirectional stream (3 is the control stream).
     next_server_uni: u64,
+    /// Next server-initiated bidirectional stream (application sessions).
+    next_server_bidi: u64,
     /// This connection's shares of the server-wide gauges.
     gauges: Gauges,
     /// Learned while applying actions; reported at the next `process`.
@@ -160,6 +176,7 @@ impl H3Connection {
             undelivered: Vec::new(),
             sessions: Sessions::new(),
             next_server_uni: CONTROL_STREAM_ID + 4,
+            next_server_bidi: 1,
             gauges: Gauges::default(),
             notices: Vec::new(),
             streaming_responses: false,
@@ -255,7 +272,7 @@ impl H3Connection {
             return Outcome::default();
         }
         self.check_stopped(quic);
-        self.report(app);
+        self.report(quic, app);
         for id in quic.readable() {
             if let Err(e) = self.read_stream(quic, id, app, scratch) {
                 if e.connection {
@@ -271,7 +288,7 @@ impl H3Connection {
             return Outcome { close: Some(e), awaits_application: self.awaits_application };
         }
         self.flush(quic);
-        self.report(app);
+        self.report(quic, app);
         self.sync_gauges();
         Outcome { close: None, awaits_application: self.awaits_application }
     }
@@ -304,6 +321,18 @@ impl H3Connection {
                     }
                     _ => scratch.len(),
                 },
+                Some(StreamState::Wt(WtStream::App(a))) => {
+                    self.options.wt_credit.saturating_sub(a.unconsumed + body.len()).min(scratch.len())
+                }
+                // With application sessions, a stream whose kind is not
+                // known yet is read a few bytes at a time (enough for the
+                // type and session ID), so that a session stream's first
+                // read stays within its credit too.
+                Some(StreamState::BidiFirst(_) | StreamState::UniType(_) | StreamState::WtSessionId { .. })
+                    if self.options.webtransport_app =>
+                {
+                    CLASSIFY_READ.min(scratch.len())
+                }
                 Some(StreamState::Wt(WtStream::Bidi { .. })) => {
                     // Read only while the echo is draining.
                     let waiting = self.outgoing.get(&id).map_or(0, |o| o.data.len() - o.written);
@@ -339,14 +368,18 @@ impl H3Connection {
         if body.is_empty() && !fin {
             return;
         }
-        if let Some(StreamState::Request(r)) = self.streams.get_mut(&id) {
-            if r.responded {
-                return;
+        match self.streams.get_mut(&id) {
+            Some(StreamState::Request(r)) => {
+                if r.responded {
+                    return;
+                }
+                r.unconsumed += body.len();
             }
-            r.unconsumed += body.len();
-            app.on_body(self.conn, StreamId(id), body, fin);
-            self.awaits_application = true;
+            Some(StreamState::Wt(WtStream::App(a))) => a.unconsumed += body.len(),
+            _ => return,
         }
+        app.on_body(self.conn, StreamId(id), body, fin);
+        self.awaits_application = true;
     }
 
     fn on_bytes<A: Application>(
@@ -407,7 +440,7 @@ impl H3Connection {
                         None => return self.on_fin_unclassified(fin, id),
                     }
                 }
-                StreamState::Wt(_) => return self.on_wt_bytes(quic, id, data, fin, app),
+                StreamState::Wt(_) => return self.on_wt_bytes(quic, id, data, fin, app, body),
                 StreamState::Control(_) => return self.on_control_bytes(id, data, fin),
                 StreamState::QpackEncoder => {
                     // With a table capacity of 0 the only legal instruction is
@@ -540,6 +573,7 @@ impl H3Connection {
             max_field_section_size: self.options.max_field_section_size as u64,
             panic_on_path: self.options.panic_on_path.as_deref(),
             webtransport: self.options.webtransport,
+            wt_max_sessions: self.options.wt_max_sessions,
             counters: &self.counters,
         };
         let mut capsule_bytes: Vec<u8> = Vec::new();
@@ -559,6 +593,17 @@ impl H3Connection {
                 self.counters.native_statuses.count(status);
                 self.respond_bytes(quic, id, status, &[], b"");
                 return Ok(());
+            }
+            Feed::OpenSession if self.options.webtransport_app => {
+                // The application accepts or refuses it (`act`); its place
+                // under the session cap is taken meanwhile.
+                req.session = true;
+                req.delivered = true;
+                let head = req.message.head.take().unwrap_or_default();
+                req.session_path = head.path.clone().unwrap_or_default();
+                let request = Request { head: &head, early_data: req.early_data, complete: false, ended: false, body: None, session: true };
+                let _ = app.on_request(self.conn, StreamId(id), request);
+                self.awaits_application = true;
             }
             Feed::OpenSession => {
                 req.session = true;
@@ -604,6 +649,7 @@ impl H3Connection {
                     complete,
                     ended: req.read_done,
                     body: (!body_bytes.is_empty()).then_some(body_bytes),
+                    session: false,
                 };
                 let reply = app.on_request(conn, StreamId(id), request);
                 if complete {

@@ -39,6 +39,7 @@ pub(super) struct FeedContext<'a> {
     pub max_field_section_size: u64,
     pub panic_on_path: Option<&'a [u8]>,
     pub webtransport: bool,
+    pub wt_max_sessions: u64,
     pub counters: &'a Counters,
 }
 
@@ -75,6 +76,9 @@ pub(super) struct RequestStream {
     pub unconsumed: usize,
     /// This CONNECT stream carries an accepted WebTransport session.
     pub session: bool,
+    /// Application sessions: the CONNECT's path, kept for the session's
+    /// open event at acceptance.
+    pub session_path: Vec<u8>,
     /// The header section arrived in 0-RTT (TLS early data).
     pub early_data: bool,
 }
@@ -98,6 +102,7 @@ impl RequestStream {
             read_done: false,
             unconsumed: 0,
             session: false,
+            session_path: Vec::new(),
             early_data: false,
         }
     }
@@ -214,8 +219,8 @@ impl Message {
             let is_wt = h.protocol.as_deref().is_some_and(wt::is_webtransport_protocol);
             if !cx.webtransport || !is_wt {
                 fed = Feed::Answer(501);
-            } else if !wt::try_open(&cx.counters.wt_sessions_open, wt::SESSIONS_CAP) {
-                // Over the build-time session capacity.
+            } else if !wt::try_open(&cx.counters.wt_sessions_open, cx.wt_max_sessions) {
+                // Over the server-wide session capacity.
                 fed = Feed::Answer(429);
             } else {
                 fed = Feed::OpenSession;

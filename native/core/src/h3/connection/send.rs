@@ -75,6 +75,13 @@ pub(super) enum Notice {
     Aborted(u64, AbortReason, u64),
     PeerFieldLimit(u64),
     Log(String),
+    /// An application WebTransport stream may be done with (both sides).
+    Retire(u64),
+    /// The application accepted a session (its path).
+    SessionOpen(u64, Vec<u8>),
+    /// The application closed a session: its capsule, the last bytes of
+    /// the CONNECT stream, goes out with the FIN.
+    CloseSession(u64, u32, Vec<u8>),
 }
 
 impl H3Connection {
@@ -87,7 +94,20 @@ impl H3Connection {
                 let _ = quic.close(true, H3_CLOSED_CRITICAL_STREAM, b"critical stream reset");
             }
             Some(StreamState::Request(r)) if r.session => {
-                self.close_session(quic, id, 0, app);
+                self.close_session(quic, id, 0, b"", app);
+            }
+            Some(StreamState::Wt(WtStream::App(_))) => {
+                // The client reset its sending side: the application's
+                // reading errors; its writing may go on.
+                if let Some(StreamState::Wt(WtStream::App(a))) = self.streams.get_mut(&id) {
+                    a.read_done = true;
+                    a.unconsumed = 0;
+                }
+                app.on_stream_aborted(self.conn, StreamId(id), AbortReason::PeerReset, code);
+                self.retire_app_stream(id, app);
+            }
+            Some(StreamState::Request(r)) if r.session && !r.responded => {
+                self.drop_pending_session(quic, id, app);
             }
             Some(StreamState::Wt(_)) => {
                 self.close_wt_stream(id, app);
@@ -138,6 +158,14 @@ impl H3Connection {
     /// `Consumed`) a stream that may read again.
     #[inline]
     pub fn act(&mut self, quic: &mut quiche::Connection, id: u64, action: Action<'_>) -> bool {
+        if let Some(done) = self.act_webtransport(quic, id, &action) {
+            return done;
+        }
+        self.act_request(quic, id, action)
+    }
+
+    /// `act` for a request stream.
+    pub(super) fn act_request(&mut self, quic: &mut quiche::Connection, id: u64, action: Action<'_>) -> bool {
         let (started, responded, read_done) = match self.streams.get(&id) {
             Some(StreamState::Request(r)) if r.delivered => (r.response_started, r.responded, r.read_done),
             _ => return false,
@@ -191,6 +219,7 @@ impl H3Connection {
                 self.streams.remove(&id);
                 self.outgoing.remove(&id);
             }
+            Action::StopSending(_) | Action::Open { .. } | Action::Datagram(_) | Action::CloseSession { .. } => return false,
         }
         // The gauges are recounted by the connection's `process`, which
         // every applied action is followed by in the same loop turn.
@@ -219,7 +248,7 @@ impl H3Connection {
     /// client accepts (SETTINGS_MAX_FIELD_SECTION_SIZE, RFC 9114 section
     /// 4.2.2): the stream is then reset with H3_INTERNAL_ERROR and the
     /// application told why, rather than sending what the client refuses.
-    fn encode_section(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])]) -> Option<Vec<u8>> {
+    pub(super) fn encode_section(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])]) -> Option<Vec<u8>> {
         let limit = self.peer_settings.as_ref().and_then(|p| p.max_field_section_size);
         if let Some(limit) = limit {
             let size = fields.iter().map(|(n, v)| n.len() + v.len() + 32).sum::<usize>() + if status == 0 { 0 } else { 7 + 3 + 32 };
@@ -333,6 +362,19 @@ impl H3Connection {
     /// frame first cost a copy of every body byte, and another when the
     /// queue was compacted: docs/design.md, "The send path's copies".)
     fn queue_data(&mut self, quic: &mut quiche::Connection, id: u64, data: &[u8], fin: bool, total: u64) {
+        let mut head = Vec::with_capacity(16);
+        frame::write_header(frame_type::DATA, data.len(), &mut head);
+        self.queue_payload(quic, id, &head, data, fin, total);
+    }
+
+    /// Bytes of an application WebTransport stream: raw, no HTTP/3 framing.
+    pub(super) fn queue_raw(&mut self, quic: &mut quiche::Connection, id: u64, data: &[u8], fin: bool, total: u64) {
+        self.queue_payload(quic, id, &[], data, fin, total);
+    }
+
+    /// Sends `head` and `data` (a DATA frame, or raw stream bytes), with
+    /// the bookkeeping `queue_data` describes.
+    fn queue_payload(&mut self, quic: &mut quiche::Connection, id: u64, head: &[u8], data: &[u8], fin: bool, total: u64) {
         // An end with no bytes still goes out as an empty DATA frame with
         // the FIN, never as a FIN alone: quiche 0.30 counts a stream whose
         // data is all acknowledged as complete even when its FIN was written
@@ -341,11 +383,9 @@ impl H3Connection {
         if data.is_empty() && !fin {
             return;
         }
-        let mut head = Vec::with_capacity(16);
-        frame::write_header(frame_type::DATA, data.len(), &mut head);
         let out = self.outgoing.entry(id).or_insert_with(|| Outgoing::new(Vec::new(), false));
         if out.data.is_empty() && !out.fin {
-            let (taken, failed) = offer(quic, id, &head, data, fin);
+            let (taken, failed) = offer(quic, id, head, data, fin);
             out.base += taken as u64;
             if !failed && taken == head.len() + data.len() {
                 // All of it, the FIN too when there was one.
@@ -372,7 +412,7 @@ impl H3Connection {
             return;
         }
         out.data.reserve(head.len() + data.len());
-        out.data.extend_from_slice(&head);
+        out.data.extend_from_slice(head);
         out.data.extend_from_slice(data);
         out.fin |= fin;
         let end = out.base + out.data.len() as u64;
@@ -386,7 +426,9 @@ impl H3Connection {
         let result = quic.stream_send(id, &out.data[out.written..], out.fin);
         let n = match result {
             Ok(n) => n,
-            Err(quiche::Error::Done) => 0,
+            // A server stream past the client's stream limit: it waits
+            // for MAX_STREAMS.
+            Err(quiche::Error::Done | quiche::Error::StreamLimit) => 0,
             Err(e) => {
                 // STOP_SENDING or a reset from the client: nothing more to send.
                 self.outgoing.remove(&id);
@@ -410,6 +452,16 @@ impl H3Connection {
     /// response still being produced is aborted for the application; the
     /// request side is refused too, and the stream forgotten.
     fn on_stopped(&mut self, quic: &mut quiche::Connection, id: u64, code: u64) {
+        if let Some(StreamState::Wt(WtStream::App(a))) = self.streams.get_mut(&id) {
+            // The application's writing errors; its reading may go on.
+            if !a.write_done {
+                a.write_done = true;
+                self.notices.push(Notice::Aborted(id, AbortReason::PeerStopSending, code));
+            }
+            let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, code);
+            self.notices.push(Notice::Retire(id));
+            return;
+        }
         let Some(StreamState::Request(r)) = self.streams.get(&id) else { return };
         if r.delivered && !r.responded {
             self.notices.push(Notice::Aborted(id, AbortReason::PeerStopSending, code));
@@ -426,7 +478,11 @@ impl H3Connection {
             return;
         }
         for id in quic.writable() {
-            let open = matches!(self.streams.get(&id), Some(StreamState::Request(r)) if r.response_started && !r.responded);
+            let open = match self.streams.get(&id) {
+                Some(StreamState::Request(r)) => r.response_started && !r.responded,
+                Some(StreamState::Wt(WtStream::App(a))) => !a.write_done,
+                _ => false,
+            };
             if !open || self.outgoing.contains_key(&id) {
                 continue;
             }
@@ -437,9 +493,15 @@ impl H3Connection {
     }
 
     /// Hands what applying actions learned to the application.
-    pub(super) fn report<A: Application>(&mut self, app: &mut A) {
-        for notice in self.notices.drain(..) {
+    pub(super) fn report<A: Application>(&mut self, quic: &mut quiche::Connection, app: &mut A) {
+        if self.notices.is_empty() {
+            return;
+        }
+        for notice in std::mem::take(&mut self.notices) {
             match notice {
+                Notice::Retire(id) => self.retire_app_stream(id, app),
+                Notice::SessionOpen(id, path) => app.on_session_open(self.conn, StreamId(id), &path),
+                Notice::CloseSession(id, code, capsule) => self.close_session_with(quic, id, code, b"", capsule, app),
                 Notice::Sent(id, total) => app.on_sent(self.conn, StreamId(id), total),
                 Notice::Aborted(id, reason, code) => app.on_stream_aborted(self.conn, StreamId(id), reason, code),
                 Notice::PeerFieldLimit(limit) => app.on_peer_field_limit(self.conn, limit),

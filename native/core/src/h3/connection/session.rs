@@ -31,8 +31,8 @@ impl H3Connection {
         }
         for ev in found {
             match ev {
-                CapsuleEvent::Close { code, .. } => {
-                    self.close_session(quic, id, code, app);
+                CapsuleEvent::Close { code, reason } => {
+                    self.end_session(quic, id, code, &reason, app);
                     return Ok(());
                 }
                 // The client will close soon; nothing to do until it does.
@@ -40,14 +40,54 @@ impl H3Connection {
             }
         }
         if fin {
-            self.close_session(quic, id, 0, app);
+            self.end_session(quic, id, 0, b"", app);
         }
         Ok(())
     }
 
+    /// The client ended a session, or its CONNECT stream, before or after
+    /// the application accepted it.
+    pub(super) fn end_session<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, code: u32, reason: &[u8], app: &mut A) {
+        if self.sessions.contains_key(&id) {
+            self.close_session(quic, id, code, reason, app);
+        } else {
+            self.drop_pending_session(quic, id, app);
+        }
+    }
+
+    /// An application session the client gave up on before it was
+    /// accepted: the application hears it as an aborted request, and its
+    /// place under the cap is freed.
+    pub(super) fn drop_pending_session<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, app: &mut A) {
+        let Some(StreamState::Request(r)) = self.streams.get(&id) else { return };
+        if !(r.session && !r.responded) {
+            return;
+        }
+        Counters::sub(&self.counters.wt_sessions_open, 1);
+        app.on_stream_aborted(self.conn, StreamId(id), AbortReason::PeerReset, H3_REQUEST_CANCELLED);
+        let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_REQUEST_CANCELLED);
+        let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_REQUEST_CANCELLED);
+        self.streams.remove(&id);
+        self.outgoing.remove(&id);
+    }
+
     /// Ends a session: its streams are reset with WT_SESSION_GONE, the
     /// CONNECT stream is finished, and TypeScript hears of every closure.
-    pub fn close_session<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, code: u32, app: &mut A) {
+    pub fn close_session<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, code: u32, reason: &[u8], app: &mut A) {
+        self.close_session_with(quic, id, code, reason, Vec::new(), app);
+    }
+
+    /// `close_session`, with `last` (a CLOSE_WEBTRANSPORT_SESSION capsule
+    /// from this side) written before the FIN.
+    pub(super) fn close_session_with<A: Application>(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        code: u32,
+        reason: &[u8],
+        last: Vec<u8>,
+        app: &mut A,
+    ) {
         let Some(session) = self.sessions.remove(&id) else { return };
         wt::abandon_streams(quic, self.conn, id, &session, &self.counters, app);
         for s in &session.peer_streams {
@@ -56,16 +96,29 @@ impl H3Connection {
         }
         for s in &session.server_streams {
             self.outgoing.remove(s);
+            if let Some(StreamState::Wt(WtStream::App(_))) = self.streams.remove(s) {
+                app.on_session_stream(self.conn, StreamId(id), StreamId(*s), SessionStream::Closed, *s & 0x2 == 0);
+            }
         }
         Counters::sub(&self.counters.wt_sessions_open, 1);
-        app.on_session_closed(self.conn, StreamId(id), code);
-        self.queue(quic, id, Vec::new(), true);
+        app.on_session_closed(self.conn, StreamId(id), code, reason);
+        self.queue(quic, id, last, true);
         let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_NO_ERROR);
         self.streams.remove(&id);
     }
 
     /// The connection is gone: every session and stream on it is closed.
     pub fn on_connection_closed<A: Application>(&mut self, app: &mut A) {
+        // Application sessions not yet accepted hold a place under the cap.
+        let pending = self.streams.values().filter(|s| matches!(s, StreamState::Request(r) if r.session && !r.responded)).count();
+        Counters::sub(&self.counters.wt_sessions_open, pending as u64);
+        for (id, session) in &self.sessions {
+            for s in &session.server_streams {
+                if let Some(StreamState::Wt(WtStream::App(_))) = self.streams.get(s) {
+                    app.on_session_stream(self.conn, StreamId(*id), StreamId(*s), SessionStream::Closed, *s & 0x2 == 0);
+                }
+            }
+        }
         self.streams.clear();
         self.outgoing.clear();
         self.sync_gauges();
@@ -75,7 +128,7 @@ impl H3Connection {
                 app.on_session_stream(self.conn, StreamId(id), StreamId(*s), SessionStream::Closed, is_client_bidi(*s));
             }
             Counters::sub(&self.counters.wt_sessions_open, 1);
-            app.on_session_closed(self.conn, StreamId(id), 0);
+            app.on_session_closed(self.conn, StreamId(id), 0, b"");
         }
     }
 
@@ -87,21 +140,48 @@ impl H3Connection {
             wt::refuse_stream(quic, id, bidi);
             return false;
         };
-        if !wt::try_open(&self.counters.wt_peer_streams_open, wt::PEER_STREAMS_CAP) {
+        if !wt::try_open(&self.counters.wt_peer_streams_open, self.options.wt_max_streams) {
             wt::refuse_stream(quic, id, bidi);
             app.on_session_stream(self.conn, StreamId(session), StreamId(id), SessionStream::Rejected, bidi);
             return false;
         }
         s.peer_streams.push(id);
         app.on_session_stream(self.conn, StreamId(session), StreamId(id), SessionStream::Opened, bidi);
-        let state = if bidi { WtStream::Bidi { session } } else { WtStream::Uni { session, data: Vec::new() } };
+        let state = if self.options.webtransport_app {
+            WtStream::App(wt::AppStream::new(session, id))
+        } else if bidi {
+            WtStream::Bidi { session }
+        } else {
+            WtStream::Uni { session, data: Vec::new() }
+        };
         self.streams.insert(id, StreamState::Wt(state));
         true
     }
 
-    pub(super) fn on_wt_bytes<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, data: &[u8], fin: bool, app: &mut A) -> H3Result<()> {
+    pub(super) fn on_wt_bytes<A: Application>(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        data: &[u8],
+        fin: bool,
+        app: &mut A,
+        body: &mut Vec<u8>,
+    ) -> H3Result<()> {
         let Some(StreamState::Wt(stream)) = self.streams.get_mut(&id) else { return Ok(()) };
         match stream {
+            WtStream::App(a) => {
+                if a.read_done {
+                    return Ok(());
+                }
+                body.extend_from_slice(data);
+                if fin {
+                    a.read_done = true;
+                    let pending = std::mem::take(body);
+                    self.emit_body(id, &pending, true, app);
+                    self.retire_app_stream(id, app);
+                }
+                return Ok(());
+            }
             WtStream::Bidi { .. } => {
                 if !data.is_empty() || fin {
                     self.queue(quic, id, data.to_vec(), fin);
@@ -140,9 +220,22 @@ impl H3Connection {
         let session = stream.session();
         if let Some(s) = self.sessions.get_mut(&session) {
             s.peer_streams.retain(|x| *x != id);
+            s.server_streams.retain(|x| *x != id);
         }
-        Counters::sub(&self.counters.wt_peer_streams_open, 1);
-        app.on_session_stream(self.conn, StreamId(session), StreamId(id), SessionStream::Closed, is_client_bidi(id));
+        if id & 0x1 == 0 {
+            Counters::sub(&self.counters.wt_peer_streams_open, 1);
+        }
+        app.on_session_stream(self.conn, StreamId(session), StreamId(id), SessionStream::Closed, id & 0x2 == 0);
+    }
+
+    /// An application stream is forgotten once neither side has anything
+    /// more to do: nothing more to read, and its last bytes (or its reset)
+    /// handed to QUIC.
+    pub(super) fn retire_app_stream<A: Application>(&mut self, id: u64, app: &mut A) {
+        let done = matches!(self.streams.get(&id), Some(StreamState::Wt(WtStream::App(a))) if a.read_done && a.write_done);
+        if done && !self.outgoing.contains_key(&id) {
+            self.close_wt_stream(id, app);
+        }
     }
 
     /// HTTP/3 datagrams (RFC 9297): quarter stream ID, then payload. A
@@ -166,13 +259,176 @@ impl H3Connection {
             }
             if self.sessions.contains_key(&(quarter * 4)) {
                 count += 1;
-                let _ = quic.dgram_send(&scratch[..n]);
+                if self.options.webtransport_app {
+                    let at = varint::encoded_len(quarter);
+                    app.on_datagram(self.conn, StreamId(quarter * 4), &scratch[at..n]);
+                    self.awaits_application = true;
+                } else {
+                    let _ = quic.dgram_send(&scratch[..n]);
+                }
             }
         }
         if count > 0 {
             Counters::add(&self.counters.wt_datagrams_received, u64::from(count));
-            app.on_datagrams(self.conn, count);
+            if !self.options.webtransport_app {
+                app.on_datagrams(self.conn, count);
+            }
         }
         result
+    }
+}
+
+/// What the application asks of its sessions and their streams.
+impl H3Connection {
+    /// An action for a WebTransport session or stream of the application;
+    /// None when `id` is neither (then it is a request stream's action).
+    pub(super) fn act_webtransport(&mut self, quic: &mut quiche::Connection, id: u64, action: &Action<'_>) -> Option<bool> {
+        if !self.options.webtransport_app {
+            return None;
+        }
+        match (self.streams.get(&id), action) {
+            (Some(StreamState::Wt(WtStream::App(_))), _) => Some(self.act_app_stream(quic, id, action)),
+            (None, Action::Open { session }) => Some(self.open_app_stream(quic, id, *session)),
+            (_, Action::Datagram(payload)) => Some(self.send_datagram(quic, id, payload)),
+            (_, Action::CloseSession { code, reason }) => {
+                if !self.sessions.contains_key(&id) {
+                    return Some(false);
+                }
+                self.notices.push(Notice::CloseSession(id, *code, wt::close_capsule(*code, reason)));
+                Some(true)
+            }
+            (Some(StreamState::Request(r)), _) if r.session && !r.responded => Some(self.act_pending_session(quic, id, action)),
+            (Some(StreamState::Request(r)), _) if r.session => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The application's answer to a session request: a 2xx head without
+    /// FIN accepts it, a final answer refuses it, a reset drops it.
+    fn act_pending_session(&mut self, quic: &mut quiche::Connection, id: u64, action: &Action<'_>) -> bool {
+        match *action {
+            Action::Headers { status, fields, fin: false } if (200..300).contains(&status) => {
+                // The draft-02 response field is what Chromium's draft-02
+                // code path checks; later drafts ignore it.
+                let mut all: Vec<(&[u8], &[u8])> = fields.to_vec();
+                all.push((b"sec-webtransport-http3-draft", b"draft02"));
+                let Some(data) = self.encode_section(quic, id, status, &all) else {
+                    Counters::sub(&self.counters.wt_sessions_open, 1);
+                    return true;
+                };
+                self.queue(quic, id, data, false);
+                let path = match self.streams.get_mut(&id) {
+                    Some(StreamState::Request(r)) => {
+                        r.response_started = true;
+                        r.responded = true;
+                        std::mem::take(&mut r.session_path)
+                    }
+                    _ => Vec::new(),
+                };
+                self.sessions.insert(id, Session::new());
+                self.notices.push(Notice::SessionOpen(id, path));
+                true
+            }
+            Action::Respond(_) | Action::Headers { .. } | Action::Reset(_) => {
+                let informational = matches!(action, Action::Headers { status, .. } if (100..200).contains(status));
+                if informational {
+                    return false;
+                }
+                // Refused: no longer a session; its place under the cap is freed.
+                Counters::sub(&self.counters.wt_sessions_open, 1);
+                if let Some(StreamState::Request(r)) = self.streams.get_mut(&id) {
+                    r.session = false;
+                }
+                self.act_request(quic, id, *action)
+            }
+            _ => false,
+        }
+    }
+
+    fn act_app_stream(&mut self, quic: &mut quiche::Connection, id: u64, action: &Action<'_>) -> bool {
+        let Some(StreamState::Wt(WtStream::App(a))) = self.streams.get_mut(&id) else { return false };
+        match *action {
+            Action::Data { data, fin } => {
+                if a.write_done {
+                    return false;
+                }
+                a.queued += data.len() as u64;
+                a.write_done = fin;
+                let total = a.queued;
+                self.streaming_responses = true;
+                self.queue_raw(quic, id, data, fin, total);
+                if fin {
+                    self.notices.push(Notice::Retire(id));
+                }
+                true
+            }
+            Action::Consumed(n) => {
+                a.unconsumed = a.unconsumed.saturating_sub(n as usize);
+                !a.read_done
+            }
+            Action::Reset(code) => {
+                if a.write_done {
+                    return false;
+                }
+                a.write_done = true;
+                let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, code);
+                self.outgoing.remove(&id);
+                self.notices.push(Notice::Retire(id));
+                true
+            }
+            Action::StopSending(code) => {
+                if a.read_done {
+                    return false;
+                }
+                a.read_done = true;
+                a.unconsumed = 0;
+                let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, code);
+                self.notices.push(Notice::Retire(id));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Opens a server stream for a session: the ID must be the next of its
+    /// kind the application has not used (the application numbers them, so
+    /// it can write to the stream at once). When the client's stream limit
+    /// is reached the prefix waits in the queue until MAX_STREAMS comes.
+    fn open_app_stream(&mut self, quic: &mut quiche::Connection, id: u64, session: u64) -> bool {
+        let bidi = id & 0x2 == 0;
+        let next = if bidi { &mut self.next_server_bidi } else { &mut self.next_server_uni };
+        if id & 0x1 == 0 || id < *next || !self.sessions.contains_key(&session) {
+            self.notices.push(Notice::Log(format!("cannot open stream {id} for session {session}")));
+            self.notices.push(Notice::Aborted(id, AbortReason::ProtocolError, WT_SESSION_GONE));
+            return false;
+        }
+        *next = id + 4;
+        if let Some(s) = self.sessions.get_mut(&session) {
+            s.server_streams.push(id);
+        }
+        self.streams.insert(id, StreamState::Wt(WtStream::App(wt::AppStream::new(session, id))));
+        self.queue(quic, id, wt::stream_prefix(session, bidi), false);
+        true
+    }
+
+    /// An HTTP datagram for an application session; counted as dropped
+    /// when QUIC's send queue is full or it is too large for a packet.
+    fn send_datagram(&mut self, quic: &mut quiche::Connection, session: u64, payload: &[u8]) -> bool {
+        if !self.sessions.contains_key(&session) {
+            return false;
+        }
+        let mut dgram = Vec::with_capacity(payload.len() + 8);
+        varint::encode(session / 4, &mut dgram);
+        dgram.extend_from_slice(payload);
+        match quic.dgram_send(&dgram) {
+            Ok(()) => {
+                Counters::add(&self.counters.wt_datagrams_sent, 1);
+                true
+            }
+            Err(_) => {
+                Counters::add(&self.counters.wt_datagrams_dropped, 1);
+                false
+            }
+        }
     }
 }

@@ -3,7 +3,8 @@
 //! and what the application is told.
 
 use crate::app::{AbortReason, Action};
-use crate::h3::codes::{H3_NO_ERROR, H3_REQUEST_REJECTED};
+use crate::app::SessionStream;
+use crate::h3::codes::{H3_NO_ERROR, H3_REQUEST_REJECTED, WT_BUFFERED_STREAM_REJECTED};
 use crate::testing::{options, Pair, Report};
 
 const GET: &[(&str, &str)] = &[(":method", "GET"), (":scheme", "https"), (":authority", "localhost"), (":path", "/hello?x=1")];
@@ -408,4 +409,123 @@ fn a_streamed_body_arrives_whole_and_in_order_whether_quic_takes_it_at_once_or_l
     let sent: Vec<u64> = pair.app.reports.iter().filter_map(|r| if let Report::Sent { total, .. } = r { Some(*total) } else { None }).collect();
     assert_eq!(sent.last(), Some(&(expected.len() as u64)), "{sent:?}");
     assert!(sent.windows(2).all(|w| w[0] <= w[1]), "totals never shrink: {sent:?}");
+}
+
+/// A pair whose WebTransport sessions go to the application, with one
+/// session on stream 0 requested (not yet answered).
+fn app_session_pair() -> Pair {
+    let mut o = options(true, true);
+    o.webtransport_app = true;
+    let mut pair = Pair::with(&o);
+    pair.client_preamble();
+    let connect = [(":method", "CONNECT"), (":protocol", "webtransport"), (":scheme", "https"), (":authority", "localhost"), (":path", "/chat")];
+    pair.send_headers(0, &connect, false);
+    pair.exchange();
+    pair
+}
+
+#[test]
+fn an_application_session_waits_for_the_application_and_opens_on_its_2xx() {
+    let mut pair = app_session_pair();
+    let [Report::Request { stream: 0, head, .. }] = requests(&pair)[..] else { panic!("{:?}", pair.app.reports) };
+    assert_eq!(head.method, b"CONNECT");
+    assert_eq!(pair.status(0), None, "no answer before the application's");
+    assert!(!pair.app.reports.iter().any(|r| matches!(r, Report::SessionOpen { .. })));
+    let fields: [(&[u8], &[u8]); 1] = [(b"wt-protocol", b"\"chat-v1\"")];
+    assert!(pair.h3.act(&mut pair.server, 0, Action::Headers { status: 200, fields: &fields, fin: false }));
+    pair.exchange();
+    assert_eq!(pair.status(0), Some(200));
+    assert!(pair.app.reports.contains(&Report::SessionOpen { session: 0, path: b"/chat".to_vec() }));
+    assert!(!pair.received[&0].fin, "the CONNECT stream stays open");
+}
+
+#[test]
+fn a_refused_application_session_frees_its_place_under_the_cap() {
+    use crate::app::Response;
+    use crate::counters::Counters;
+    let mut pair = app_session_pair();
+    assert_eq!(Counters::get(&pair.counters.wt_sessions_open), 1);
+    pair.h3.act(&mut pair.server, 0, Action::Respond(Response { status: 403, fields: &[], body: b"" }));
+    pair.exchange();
+    assert_eq!(pair.status(0), Some(403));
+    assert_eq!(Counters::get(&pair.counters.wt_sessions_open), 0);
+    // A stream for the refused session is refused too.
+    pair.client.stream_send(4, &[0x40, 0x41, 0x00, b'x'], false).unwrap();
+    pair.exchange();
+    assert_eq!(pair.received.get(&4).and_then(|r| r.reset), Some(WT_BUFFERED_STREAM_REJECTED));
+}
+
+#[test]
+fn application_session_streams_and_datagrams_flow_both_ways_and_close_ends_it() {
+    let mut pair = app_session_pair();
+    pair.h3.act(&mut pair.server, 0, Action::Headers { status: 200, fields: &[], fin: false });
+    pair.exchange();
+
+    // A client bidirectional stream: its bytes reach the application, which answers on it.
+    pair.client.stream_send(4, &[0x40, 0x41, 0x00, b'h', b'i'], false).unwrap();
+    pair.exchange();
+    assert!(pair.app.reports.contains(&Report::SessionStream { session: 0, stream: 4, what: SessionStream::Opened, bidi: true }));
+    assert_eq!(pair.app.body_of(4), (2, false));
+    assert!(pair.h3.act(&mut pair.server, 4, Action::Data { data: b"hello back", fin: true }));
+    pair.client.stream_send(4, b"!", true).unwrap();
+    pair.exchange();
+    assert_eq!(pair.received[&4].data, b"hello back");
+    assert!(pair.received[&4].fin);
+    assert_eq!(pair.app.body_of(4), (3, true));
+    assert!(pair.app.reports.contains(&Report::SessionStream { session: 0, stream: 4, what: SessionStream::Closed, bidi: true }));
+
+    // Streams the application opens: bidirectional 1, unidirectional 7 (3 is the control stream).
+    assert!(pair.h3.act(&mut pair.server, 1, Action::Open { session: 0 }));
+    assert!(pair.h3.act(&mut pair.server, 1, Action::Data { data: b"from server", fin: false }));
+    assert!(pair.h3.act(&mut pair.server, 7, Action::Open { session: 0 }));
+    assert!(pair.h3.act(&mut pair.server, 7, Action::Data { data: b"one way", fin: true }));
+    assert!(!pair.h3.act(&mut pair.server, 5 - 4, Action::Open { session: 0 }), "an ID already used is refused");
+    pair.exchange();
+    let mut bidi = vec![0x40, 0x41, 0x00];
+    bidi.extend_from_slice(b"from server");
+    assert_eq!(pair.received[&1].data, bidi);
+    let mut uni = vec![0x40, 0x54, 0x00];
+    uni.extend_from_slice(b"one way");
+    assert_eq!(pair.received[&7].data, uni);
+    assert!(pair.received[&7].fin);
+    // The client answers on the server's bidirectional stream.
+    pair.client.stream_send(1, b"reply", true).unwrap();
+    pair.exchange();
+    assert_eq!(pair.app.body_of(1), (5, true));
+
+    // Datagrams: quarter stream ID 0, then the payload.
+    pair.client.dgram_send(&[0x00, b'p', b'i', b'n', b'g']).unwrap();
+    pair.exchange();
+    assert!(pair.app.reports.contains(&Report::Datagram { session: 0, payload: b"ping".to_vec() }));
+    assert!(pair.h3.act(&mut pair.server, 0, Action::Datagram(b"pong")));
+    pair.exchange();
+    assert_eq!(pair.datagrams, vec![vec![0x00, b'p', b'o', b'n', b'g']]);
+
+    // Close: the capsule, then FIN on the CONNECT stream; the open stream 1 is reset.
+    assert!(pair.h3.act(&mut pair.server, 0, Action::CloseSession { code: 7, reason: b"bye" }));
+    pair.exchange();
+    let connect = &pair.received[&0];
+    assert!(connect.fin);
+    let close = super::super::webtransport::close_capsule(7, b"bye");
+    assert!(connect.data.ends_with(&close), "CLOSE_WEBTRANSPORT_SESSION before the FIN");
+    assert!(pair.app.reports.contains(&Report::SessionClosed { session: 0, code: 7 }));
+    assert!(pair.app.reports.contains(&Report::SessionStream { session: 0, stream: 1, what: SessionStream::Closed, bidi: true }));
+    assert_eq!(crate::counters::Counters::get(&pair.counters.wt_sessions_open), 0);
+    assert_eq!(crate::counters::Counters::get(&pair.counters.wt_peer_streams_open), 0);
+}
+
+#[test]
+fn an_application_stream_reads_only_its_credit_ahead_of_what_was_consumed() {
+    let mut pair = app_session_pair();
+    pair.h3.act(&mut pair.server, 0, Action::Headers { status: 200, fields: &[], fin: false });
+    pair.exchange();
+    let mut bytes = vec![0x40, 0x41, 0x00];
+    bytes.extend_from_slice(&[9u8; 10_000]);
+    pair.client.stream_send(4, &bytes, false).unwrap();
+    pair.exchange();
+    // options(): body credit 2048.
+    assert_eq!(pair.app.body_of(4), (2048, false));
+    pair.h3.act(&mut pair.server, 4, Action::Consumed(2048));
+    pair.exchange();
+    assert_eq!(pair.app.body_of(4), (4096, false));
 }
