@@ -32,6 +32,7 @@ export type {
   ListenOptions,
   PemInput,
   SecureServerOptions,
+  WebTransportLimits,
   TcpSide,
   TcpSideFactory,
 } from './lib/compat/server';
@@ -42,3 +43,11 @@ export type { IncomingHeaders } from './lib/compat/header-rules';
 export { Http3ConnectionSocket, Http3StreamSocket } from './lib/compat/socket';
 export type { StreamResetError } from './lib/compat/errors';
 export { H3Code, h3CodeName } from './lib/request-stream';
+// WebTransport sessions for applications (createSecureServer's `webtransport`).
+export { WebTransportSession, MAX_DATAGRAM_SIZE } from './lib/webtransport/session';
+export type { WebTransportCloseInfo, WebTransportDatagramDuplexStream } from './lib/webtransport/session';
+export { WebTransportSessionRequest } from './lib/webtransport/session-request';
+export type { AcceptOptions } from './lib/webtransport/session-request';
+export { WebTransportBidirectionalStream } from './lib/webtransport/stream';
+export { WebTransportError } from './lib/webtransport/error';
+export { toHttp3ErrorCode, fromHttp3ErrorCode } from './lib/webtransport/error-codes';

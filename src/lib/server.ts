@@ -235,6 +235,7 @@ export class Http3Server extends EventEmitter {
         initialsTooSmall: 0,
         wtDatagramsSent: 0,
         wtDatagramsDropped: 0,
+        wtStreamBytesRead: 0,
         nativeResponses200: 0,
         nativeResponses413: 0,
         nativeResponses425: 0,

@@ -13,6 +13,7 @@ import { NativeRequestStream, StreamOwner } from './native-stream';
 import type { ConnectionHandle, RequestStream, StreamAbortReason } from './request-stream';
 import { addonTransportOptions } from './transport-options';
 import type { TransportOptions } from './transport-options';
+import { SessionRequestHandler, WebTransportRegistry } from './webtransport/registry';
 
 export interface CoreOptions extends TransportOptions {
   /** PEM certificate chain path. */
@@ -33,6 +34,12 @@ export interface CoreOptions extends TransportOptions {
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
   webtransport?: boolean;
+  /** WebTransport sessions go to `onSessionRequest` (with `webtransport`), not to the echo. */
+  webtransportApp?: boolean;
+  /** Sessions open at once, server-wide (429 beyond). */
+  webtransportMaxSessions?: number;
+  /** Client-opened session streams open at once, server-wide (refused beyond). */
+  webtransportMaxStreams?: number;
   keylogPath?: string;
   qlogDir?: string;
   hooks?: DevHooks;
@@ -48,6 +55,8 @@ export interface StreamServerEvents {
   onConnection?(conn: ConnectionHandle): void;
   onConnectionClose?(conn: ConnectionHandle, info: ConnClosedInfo): void;
   webtransport?: WebTransportEvents;
+  /** With `webtransportApp`: a client asks for a WebTransport session; the handler accepts or rejects it. */
+  onSessionRequest?: SessionRequestHandler;
   /** The core stopped; nothing follows. */
   onClose(): void;
 }
@@ -80,12 +89,25 @@ export class StreamServer implements EventSink, StreamOwner {
   private lastSeq = 0;
   private closing: Promise<void> | undefined;
   private resolveClosed: (() => void) | undefined;
+  /** The application's WebTransport sessions (webtransportApp), else undefined. */
+  readonly sessions: WebTransportRegistry | undefined;
 
   constructor(
     private readonly options: CoreOptions,
     private readonly events: StreamServerEvents,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    const onSessionRequest = events.onSessionRequest;
+    if (options.webtransportApp && onSessionRequest) {
+      const host = {
+        commands: this.commands,
+        scheduleFlush: () => this.scheduleFlush(),
+        release: (stream: RequestStream) => this.forget(stream as NativeRequestStream),
+        logError: (message: string) => this.logger.error(message),
+      };
+      this.sessions = new WebTransportRegistry(host, onSessionRequest);
+    }
+  }
 
   /** Binds and starts; throws a one-line Error (port in use, bad identity). */
   listen(port: number, host: string): AddressInfo {
@@ -110,6 +132,9 @@ export class StreamServer implements EventSink, StreamOwner {
           maxFieldSectionSize: o.maxFieldSectionSize,
           panicOnPath: hooks?.panicOnPath,
           webtransport: o.webtransport ?? false,
+          webtransportApp: this.sessions !== undefined,
+          webtransportMaxSessions: o.webtransportMaxSessions,
+          webtransportMaxStreams: o.webtransportMaxStreams,
           keylogPath: o.keylogPath,
           qlogDir: o.qlogDir,
           benchNativeHandler: hooks?.benchNativeHandler,
@@ -200,6 +225,10 @@ export class StreamServer implements EventSink, StreamOwner {
       this.streams.set(conn, streams);
     }
     streams.set(stream, s);
+    if (flags & RequestFlag.WtSession && this.sessions) {
+      this.sessions.onSessionRequest(s);
+      return;
+    }
     try {
       this.events.onStream(s);
     } catch (e) {
@@ -209,6 +238,7 @@ export class StreamServer implements EventSink, StreamOwner {
   }
 
   onBody(conn: number, stream: number, chunk: Buffer, fin: boolean): void {
+    if (this.sessions?.onBody(conn, stream, chunk, fin)) return;
     this.stream(conn, stream)?.deliverData(chunk, fin);
   }
 
@@ -217,6 +247,7 @@ export class StreamServer implements EventSink, StreamOwner {
   }
 
   onSent(conn: number, stream: number, total: number): void {
+    if (this.sessions?.onSent(conn, stream, total)) return;
     this.stream(conn, stream)?.deliverSent(total);
   }
 
@@ -226,6 +257,7 @@ export class StreamServer implements EventSink, StreamOwner {
   }
 
   onStreamAborted(conn: number, stream: number, reason: number, code: number): void {
+    if (this.sessions?.onStreamAborted(conn, stream, reason, code)) return;
     const streams = this.streams.get(conn);
     const s = streams?.get(stream);
     if (!s) return;
@@ -246,6 +278,7 @@ export class StreamServer implements EventSink, StreamOwner {
     const streams = this.streams.get(info.conn);
     this.streams.delete(info.conn);
     if (streams) for (const s of streams.values()) s.deliverAbort({ reason: 'connection', code: CONNECTION_GONE_CODE });
+    this.sessions?.onConnectionClosed(info.conn);
     this.events.onConnectionClose?.(c, info);
   }
 
@@ -261,10 +294,12 @@ export class StreamServer implements EventSink, StreamOwner {
   }
 
   onWtSessionClosed(conn: number, session: number, code: number, reason: string): void {
+    this.sessions?.onSessionClosed(conn, session, code, reason);
     this.events.webtransport?.onWtSessionClosed(conn, session, code, reason);
   }
 
   onWtStream(conn: number, session: number, stream: number, what: number, bidi: boolean): void {
+    this.sessions?.onWtStream(conn, session, stream, what, bidi);
     this.events.webtransport?.onWtStream(conn, session, stream, what, bidi);
   }
 
@@ -273,6 +308,7 @@ export class StreamServer implements EventSink, StreamOwner {
   }
 
   onWtDatagram(conn: number, session: number, payload: Buffer): void {
+    this.sessions?.onDatagram(conn, session, payload);
     this.events.webtransport?.onWtDatagram?.(conn, session, payload);
   }
 

@@ -128,6 +128,8 @@ export interface NativeCounters {
    * full, or one was too large for a packet.
    */
   wtDatagramsDropped: number
+  /** Bytes of application WebTransport streams read from QUIC. */
+  wtStreamBytesRead: number
   nativeResponses200: number
   nativeResponses413: number
   nativeResponses425: number

@@ -13,6 +13,9 @@ Actions ("op"):
   close    {session, code, reason}           CLOSE_WEBTRANSPORT_SESSION capsule, then FIN on the CONNECT stream
   fin_session {session}                      just FIN the CONNECT stream
   raw_bidi {session_id, data_b64}            a WT bidi stream naming an arbitrary session ID; result: reset code if any
+  server_streams {session, count}            wait until the server opened `count` streams on the session and ended them; result: their data, by stream ID
+  reply    {stream_id, data_b64}             send on a stream the server opened (bidirectional), with FIN
+  await_close {session}                      wait for the server to end the CONNECT stream; result: the CLOSE_WEBTRANSPORT_SESSION code and reason it sent, if any
   get      {path}                            an ordinary HTTP/3 GET on the same connection; result: status, headers, body
   sleep    {ms}
 "close": null in the plan drops the connection without CONNECTION_CLOSE.
@@ -60,6 +63,7 @@ class Client(QuicConnectionProtocol):
         self.h3 = H3Connection(self._quic, enable_webtransport=True)
         self.streams = {}  # stream id -> Stream
         self.server_uni = {}  # session id -> list of Stream (server-opened)
+        self.server_opened = {}  # session id -> {stream id: Stream} (server-opened, either kind)
         self.datagrams = {}  # session id -> count received
         self.terminated = None
         self.silent = False
@@ -99,6 +103,8 @@ class Client(QuicConnectionProtocol):
                 s = self.stream(ev.stream_id)
                 if is_new and ev.stream_id % 4 == 3:  # server-initiated uni
                     self.server_uni.setdefault(ev.session_id, []).append(s)
+                if is_new and ev.stream_id % 2 == 1:  # server-initiated, either kind
+                    self.server_opened.setdefault(ev.session_id, {})[ev.stream_id] = s
                 s.data.extend(ev.data)
                 if ev.stream_ended:
                     s.ended = True
@@ -271,6 +277,37 @@ async def run(args, plan):
                     if n == ":status":
                         status = int(v)
                 res.update(status=status, headers=s.headers, body=bytes(s.data).decode("utf-8", "replace"))
+            elif op == "server_streams":
+                session = names[action["session"]]
+                deadline = time.monotonic() + timeout
+                while time.monotonic() < deadline:
+                    opened = c.server_opened.get(session, {})
+                    if len(opened) >= action.get("count", 1) and all(s.ended or s.reset is not None for s in opened.values()):
+                        break
+                    await asyncio.sleep(0.005)
+                opened = c.server_opened.get(session, {})
+                res["streams"] = {
+                    str(sid): {"data_b64": base64.b64encode(bytes(s.data)).decode(), "ended": s.ended, "reset": s.reset}
+                    for sid, s in opened.items()
+                }
+            elif op == "reply":
+                sid = int(action["stream_id"])
+                c._quic.send_stream_data(sid, data, end_stream=True)
+                c.transmit()
+            elif op == "await_close":
+                session = names[action["session"]]
+                s = c.stream(session)
+                deadline = time.monotonic() + timeout
+                while time.monotonic() < deadline and not (s.ended or s.reset is not None):
+                    await asyncio.sleep(0.005)
+                res.update(ended=s.ended, reset=s.reset, code=None, reason=None)
+                buf = Buffer(data=bytes(s.data))
+                while not buf.eof():
+                    ty = buf.pull_uint_var()
+                    length = buf.pull_uint_var()
+                    value = buf.pull_bytes(length)
+                    if ty == CLOSE_WEBTRANSPORT_SESSION and length >= 4:
+                        res.update(code=int.from_bytes(value[:4], "big"), reason=value[4:].decode("utf-8", "replace"))
             elif op == "sleep":
                 await asyncio.sleep(action["ms"] / 1000)
             res["ms"] = round((time.monotonic() - started) * 1000, 1)

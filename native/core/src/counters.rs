@@ -81,6 +81,8 @@ macro_rules! reported_counters {
                 #[doc = "HTTP datagrams of application sessions dropped: QUIC's send queue was"]
                 #[doc = "full, or one was too large for a packet."]
                 wt_datagrams_dropped,
+                #[doc = "Bytes of application WebTransport streams read from QUIC."]
+                wt_stream_bytes_read,
             }
             // Responses the native core wrote by itself: the 200 that opens a
             // WebTransport session, 413 over the body window, 429 past the

@@ -31,6 +31,7 @@ import { Http3ConnectionSocket, Http3StreamSocket } from './socket';
 import { pinCompatMembers, swapsHttp1Prototypes } from './express-shadow';
 import { normalizeListenArgs, ListenOptions } from './listen-args';
 import { TlsFiles, TlsInput } from './tls-files';
+import type { WebTransportSessionRequest } from '../webtransport/session-request';
 
 export type { ListenOptions } from './listen-args';
 export type { PemInput } from './tls-files';
@@ -86,6 +87,20 @@ export interface SecureServerOptions extends TlsInput, TransportOptions {
   logger?: Logger;
   /** `false`: listen() does not warn about the demo identity. */
   warnDemoIdentity?: boolean;
+  /**
+   * WebTransport: extended CONNECTs with :protocol webtransport are offered
+   * to 'session' listeners, which accept or reject each
+   * (WebTransportSessionRequest); with no listener they are answered 404.
+   * `true` for the default limits, or the limits themselves.
+   */
+  webtransport?: boolean | WebTransportLimits;
+}
+
+export interface WebTransportLimits {
+  /** Sessions open at once, server-wide (default 32); more are answered 429. */
+  maxSessions?: number;
+  /** Streams clients have open at once on all sessions, server-wide (default 128); more are refused (WT_BUFFERED_STREAM_REJECTED). */
+  maxStreams?: number;
 }
 
 export interface Http3SecureServer {
@@ -95,6 +110,8 @@ export interface Http3SecureServer {
   on(event: 'timeout', listener: (socket: Http3StreamSocket) => void): this;
   on(event: 'listening' | 'close', listener: () => void): this;
   on(event: 'error', listener: (error: Error & { code?: string }) => void): this;
+  /** A client asks for a WebTransport session (option `webtransport`): call accept() or reject() on it. */
+  on(event: 'session', listener: (request: WebTransportSessionRequest) => void | Promise<void>): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
   once(event: 'request', listener: Http3RequestListener): this;
   once(event: 'listening' | 'close', listener: () => void): this;
@@ -122,10 +139,13 @@ export class Http3SecureServer extends EventEmitter {
   #requestListeners: Function[] | undefined;
   /** Some listener swaps in node:http prototypes (Express): pin our members on each req/res. */
   #pinMembers = false;
+  /** The core options the `webtransport` option asks for (checked when the server is made). */
+  readonly #webtransport: Partial<CoreOptions>;
 
   constructor(options: SecureServerOptions = {}, listener?: Http3RequestListener) {
     super();
     this.#options = options;
+    this.#webtransport = webtransportCoreOptions(options.webtransport);
     this.#tls = new TlsFiles(options);
     this.#logger = options.logger ?? stderrLogger;
     this.#createCore = devHooksOf(options)?.streamServer ?? ((o, e) => new StreamServer(o, e, this.#logger));
@@ -206,6 +226,7 @@ export class Http3SecureServer extends EventEmitter {
         keylogPath: (o.keyLogFile === undefined ? process.env.SSLKEYLOGFILE : o.keyLogFile) || undefined,
         qlogDir: o.qlogDir,
         hooks: devHooksOf(o),
+        ...this.#webtransport,
       };
       core = this.#createCore(coreOptions, this.#events());
       this.#address = core.listen(port, host ?? '::');
@@ -325,8 +346,32 @@ export class Http3SecureServer extends EventEmitter {
       onStream: (stream) => this.#onStream(stream),
       onConnection: (conn) => this.#onConnection(conn),
       onConnectionClose: (conn) => this.#onConnectionClose(conn),
+      onSessionRequest: (request) => this.#onSessionRequest(request),
       onClose: () => this.#onCoreClosed(),
     };
+  }
+
+  /** Offers a session request to the 'session' listeners; a listener that throws or rejects refuses it with 500. */
+  #onSessionRequest(request: WebTransportSessionRequest): void {
+    const listeners = this.rawListeners('session');
+    if (listeners.length === 0) {
+      request.reject(404);
+      return;
+    }
+    const failed = (e: unknown) => {
+      this.#logger.error(`'session' listener failed on ${request.path}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      if (!request.decided && !request.aborted) request.reject(500);
+    };
+    for (const listener of listeners) {
+      try {
+        const result = listener.call(this, request);
+        if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+          (result as PromiseLike<unknown>).then(undefined, failed);
+        }
+      } catch (e) {
+        failed(e);
+      }
+    }
   }
 
   #onConnection(conn: ConnectionHandle): void {
@@ -429,6 +474,19 @@ export function createSecureServer(
   b?: Http3RequestListener,
 ): Http3SecureServer {
   return typeof a === 'function' ? new Http3SecureServer({}, a) : new Http3SecureServer(a, b);
+}
+
+/** The core options for createSecureServer's `webtransport` option. */
+function webtransportCoreOptions(option: SecureServerOptions['webtransport']): Partial<CoreOptions> {
+  if (!option) return {};
+  const limits = option === true ? {} : option;
+  for (const key of ['maxSessions', 'maxStreams'] as const) {
+    const v = limits[key];
+    if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > 2 ** 32 - 1)) {
+      throw new RangeError(`webtransport.${key} must be a positive integer, got ${v}`);
+    }
+  }
+  return { webtransport: true, webtransportApp: true, webtransportMaxSessions: limits.maxSessions, webtransportMaxStreams: limits.maxStreams };
 }
 
 /** The core's one-line bind error as a net-style error: code (EADDRINUSE...), syscall, address, port. */

@@ -81,7 +81,7 @@ pub(super) enum Notice {
     SessionOpen(u64, Vec<u8>),
     /// The application closed a session: its capsule, the last bytes of
     /// the CONNECT stream, goes out with the FIN.
-    CloseSession(u64, u32, Vec<u8>),
+    CloseSession { id: u64, code: u32, reason: Vec<u8>, capsule: Vec<u8> },
 }
 
 impl H3Connection {
@@ -501,7 +501,7 @@ impl H3Connection {
             match notice {
                 Notice::Retire(id) => self.retire_app_stream(id, app),
                 Notice::SessionOpen(id, path) => app.on_session_open(self.conn, StreamId(id), &path),
-                Notice::CloseSession(id, code, capsule) => self.close_session_with(quic, id, code, b"", capsule, app),
+                Notice::CloseSession { id, code, reason, capsule } => self.close_session_with(quic, id, code, &reason, capsule, app),
                 Notice::Sent(id, total) => app.on_sent(self.conn, StreamId(id), total),
                 Notice::Aborted(id, reason, code) => app.on_stream_aborted(self.conn, StreamId(id), reason, code),
                 Notice::PeerFieldLimit(limit) => app.on_peer_field_limit(self.conn, limit),

@@ -112,23 +112,24 @@ impl H3Connection {
         // Application sessions not yet accepted hold a place under the cap.
         let pending = self.streams.values().filter(|s| matches!(s, StreamState::Request(r) if r.session && !r.responded)).count();
         Counters::sub(&self.counters.wt_sessions_open, pending as u64);
-        for (id, session) in &self.sessions {
-            for s in &session.server_streams {
-                if let Some(StreamState::Wt(WtStream::App(_))) = self.streams.get(s) {
-                    app.on_session_stream(self.conn, StreamId(*id), StreamId(*s), SessionStream::Closed, *s & 0x2 == 0);
-                }
-            }
-        }
         self.streams.clear();
         self.outgoing.clear();
         self.sync_gauges();
+        // The application hears of a lost connection as CONN_CLOSED alone
+        // and ends its sessions and streams from that, as lost rather than
+        // closed; the echo's statistics count each closure.
+        let report = !self.options.webtransport_app;
         for (id, session) in std::mem::take(&mut self.sessions) {
             for s in &session.peer_streams {
                 Counters::sub(&self.counters.wt_peer_streams_open, 1);
-                app.on_session_stream(self.conn, StreamId(id), StreamId(*s), SessionStream::Closed, is_client_bidi(*s));
+                if report {
+                    app.on_session_stream(self.conn, StreamId(id), StreamId(*s), SessionStream::Closed, is_client_bidi(*s));
+                }
             }
             Counters::sub(&self.counters.wt_sessions_open, 1);
-            app.on_session_closed(self.conn, StreamId(id), 0, b"");
+            if report {
+                app.on_session_closed(self.conn, StreamId(id), 0, b"");
+            }
         }
     }
 
@@ -173,6 +174,7 @@ impl H3Connection {
                 if a.read_done {
                     return Ok(());
                 }
+                Counters::add(&self.counters.wt_stream_bytes_read, data.len() as u64);
                 body.extend_from_slice(data);
                 if fin {
                     a.read_done = true;
@@ -294,7 +296,8 @@ impl H3Connection {
                 if !self.sessions.contains_key(&id) {
                     return Some(false);
                 }
-                self.notices.push(Notice::CloseSession(id, *code, wt::close_capsule(*code, reason)));
+                let capsule = wt::close_capsule(*code, reason);
+                self.notices.push(Notice::CloseSession { id, code: *code, reason: reason[..reason.len().min(1024)].to_vec(), capsule });
                 Some(true)
             }
             (Some(StreamState::Request(r)), _) if r.session && !r.responded => Some(self.act_pending_session(quic, id, action)),

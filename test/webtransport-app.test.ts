@@ -1,0 +1,259 @@
+// WebTransport sessions for applications (createSecureServer's
+// `webtransport`): the application accepts or refuses each session and
+// holds it in the W3C API's shape; aioquic is the client. The application
+// in these tests answers in upper case, so what comes back is its work and
+// not the native echo's.
+import assert from 'node:assert/strict';
+import {
+  createSecureServer,
+  fromHttp3ErrorCode,
+  Http3SecureServer,
+  silentLogger,
+  toHttp3ErrorCode,
+  WebTransportError,
+  WebTransportSession,
+  WebTransportSessionRequest,
+} from '../src/index';
+import { b64 } from './helpers/h3client';
+import { runWt } from './helpers/wt-client';
+
+const fromB64 = (s: string) => Buffer.from(s, 'base64').toString();
+
+async function start(onSession?: (req: WebTransportSessionRequest) => void | Promise<void>, webtransport: Parameters<typeof createSecureServer>[0] = {}) {
+  const server = createSecureServer({ tcp: false, warnDemoIdentity: false, logger: silentLogger, webtransport: true, ...webtransport });
+  if (onSession) server.on('session', onSession);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return { server, port: (server.address() as { port: number }).port };
+}
+
+/** Reads a web ReadableStream of bytes to its end. */
+async function readAll(readable: ReadableStream<Uint8Array>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of readable) parts.push(Buffer.from(chunk));
+  return Buffer.concat(parts);
+}
+
+/** Answers every incoming stream in upper case: bidirectional on itself, unidirectional on a new stream; datagrams likewise. */
+function upperCaseApp(session: WebTransportSession): void {
+  void (async () => {
+    for await (const bidi of session.incomingBidirectionalStreams) {
+      void (async () => {
+        const text = (await readAll(bidi.readable)).toString();
+        const w = bidi.writable.getWriter();
+        await w.write(Buffer.from(text.toUpperCase()));
+        await w.close();
+      })();
+    }
+  })();
+  void (async () => {
+    for await (const uni of session.incomingUnidirectionalStreams) {
+      void (async () => {
+        const text = (await readAll(uni)).toString();
+        const out = await session.createUnidirectionalStream();
+        const w = out.getWriter();
+        await w.write(Buffer.from(text.toUpperCase()));
+        await w.close();
+      })();
+    }
+  })();
+  void (async () => {
+    const w = session.datagrams.writable.getWriter();
+    for await (const d of session.datagrams.readable) await w.write(Buffer.from(Buffer.from(d).toString().toUpperCase()));
+  })();
+}
+
+describe('WebTransport for applications (createSecureServer, aioquic)', function () {
+  this.timeout(60000);
+  let server: Http3SecureServer | undefined;
+  afterEach(async () => {
+    if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+    server = undefined;
+  });
+
+  it('the application sees the request, accepts it with its own fields, and answers streams and datagrams itself', async () => {
+    let seen: { path: string; authority: string; remote: string } | undefined;
+    let port = 0;
+    ({ server, port } = await start((req) => {
+      seen = { path: req.path, authority: req.authority, remote: req.remoteAddress };
+      upperCaseApp(req.accept({ headers: { 'x-room': 'Lobby' } }));
+    }));
+    const r = await runWt(port, [
+      { op: 'session', name: 's', path: '/chat?room=1' },
+      { op: 'bidi', session: 's', name: 'b', data_b64: b64('hello'), fin: true, wait: true },
+      { op: 'uni', session: 's', data_b64: b64('one way'), wait: true },
+      { op: 'datagram', session: 's', data_b64: b64('ping'), count: 3, pace_ms: 20, wait_ms: 2000 },
+    ]);
+    assert.ok(r.connected, r.error);
+    const [session, bidi, uni, dgram] = r.results;
+    assert.equal(session.status, 200);
+    assert.ok(session.headers.some(([n, v]: string[]) => n === 'x-room' && v === 'Lobby'), 'the application\'s field, its case kept');
+    assert.deepEqual(seen, { path: '/chat?room=1', authority: `127.0.0.1:${port}`, remote: '127.0.0.1' });
+    assert.equal(fromB64(bidi.echo_b64), 'HELLO');
+    assert.equal(bidi.ended, true);
+    assert.deepEqual(uni.answers_b64.map(fromB64), ['ONE WAY']);
+    assert.equal(dgram.echoed, 3);
+  });
+
+  it('a rejected request gets its status and frees its place; with no session listener the answer is 404', async () => {
+    let port = 0;
+    ({ server, port } = await start((req) => req.reject(403), { webtransport: { maxSessions: 1 } }));
+    const r = await runWt(port, [
+      { op: 'session', name: 'a', path: '/x' },
+      { op: 'session', name: 'b', path: '/x' },
+      { op: 'raw_bidi', session_id: 0, data_b64: b64('x') },
+    ]);
+    assert.deepEqual(r.results.slice(0, 2).map((x) => x.status), [403, 403], 'the second fits under maxSessions 1: the first freed its place');
+    assert.equal(r.results[2].reset, 0x3994bd84, 'a stream for a refused session: WT_BUFFERED_STREAM_REJECTED');
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    ({ server, port } = await start(undefined));
+    const none = await runWt(port, [{ op: 'session', name: 'a', path: '/x' }]);
+    assert.equal(none.results[0].status, 404);
+  });
+
+  it('a session handler that throws refuses with 500 and the server keeps serving', async () => {
+    let port = 0;
+    let calls = 0;
+    ({ server, port } = await start((req) => {
+      if (calls++ === 0) throw new Error('boom');
+      upperCaseApp(req.accept());
+    }));
+    const r = await runWt(port, [
+      { op: 'session', name: 'a' },
+      { op: 'session', name: 'b' },
+      { op: 'bidi', session: 'b', data_b64: b64('still here'), fin: true, wait: true },
+    ]);
+    assert.deepEqual([r.results[0].status, r.results[1].status], [500, 200]);
+    assert.equal(fromB64(r.results[2].echo_b64), 'STILL HERE');
+  });
+
+  it('streams the server opens reach the client, both kinds, and the client answers on the bidirectional one', async () => {
+    let port = 0;
+    let reply: Promise<string> | undefined;
+    ({ server, port } = await start(async (req) => {
+      const session = req.accept();
+      const bidi = await session.createBidirectionalStream();
+      reply = readAll(bidi.readable).then(String);
+      const w = bidi.writable.getWriter();
+      await w.write(Buffer.from('question'));
+      await w.close();
+      const uni = (await session.createUnidirectionalStream()).getWriter();
+      await uni.write(Buffer.from('news'));
+      await uni.close();
+    }));
+    const r = await runWt(port, [
+      { op: 'session', name: 's' },
+      { op: 'server_streams', session: 's', count: 2 },
+      { op: 'reply', stream_id: 1, data_b64: b64('answer') },
+      { op: 'sleep', ms: 200 },
+    ]);
+    const streams = r.results[1].streams;
+    assert.deepEqual(Object.keys(streams).sort(), ['1', '7'], 'stream 1 (bidirectional) and 7 (unidirectional; 3 is the control stream)');
+    assert.equal(fromB64(streams['1'].data_b64), 'question');
+    assert.equal(fromB64(streams['7'].data_b64), 'news');
+    assert.equal(await reply, 'answer');
+  });
+
+  it('close() sends the code and reason to the client; the client\'s close resolves `closed` with its code and reason', async () => {
+    let port = 0;
+    const sessions: WebTransportSession[] = [];
+    ({ server, port } = await start((req) => {
+      const s = req.accept();
+      sessions.push(s);
+      if (req.path === '/server-closes') setTimeout(() => s.close({ closeCode: 4001, reason: 'room closed \u2713' }), 50);
+    }));
+    const r = await runWt(port, [
+      { op: 'session', name: 'a', path: '/server-closes' },
+      { op: 'await_close', session: 'a' },
+      { op: 'session', name: 'b', path: '/client-closes' },
+      { op: 'close', session: 'b', code: 7, reason: 'bye' },
+    ]);
+    assert.deepEqual({ code: r.results[1].code, reason: r.results[1].reason, ended: r.results[1].ended }, { code: 4001, reason: 'room closed \u2713', ended: true });
+    assert.equal(sessions.length, 2);
+    assert.deepEqual(await sessions[0].closed, { closeCode: 4001, reason: 'room closed \u2713' });
+    assert.deepEqual(await sessions[1].closed, { closeCode: 7, reason: 'bye' });
+  });
+
+  it('a client reset reaches the reader as a WebTransportError with its application code; a lost connection rejects `closed`', async () => {
+    let port = 0;
+    let readError: Promise<unknown> | undefined;
+    let session: WebTransportSession | undefined;
+    ({ server, port } = await start((req) => {
+      session = req.accept();
+      void (async () => {
+        for await (const bidi of session!.incomingBidirectionalStreams) {
+          readError = readAll(bidi.readable).then(
+            () => null,
+            (e) => e,
+          );
+        }
+      })();
+    }));
+    const r = await runWt(
+      port,
+      [
+        { op: 'session', name: 's' },
+        { op: 'bidi', session: 's', name: 'b', data_b64: b64('partial'), fin: false },
+        { op: 'sleep', ms: 100 },
+        { op: 'reset', stream: 'b', code: toHttp3ErrorCode(42) },
+        { op: 'sleep', ms: 100 },
+      ],
+      { close: null },
+    );
+    assert.ok(r.connected);
+    const e = (await readError) as WebTransportError;
+    assert.ok(e instanceof WebTransportError, String(e));
+    assert.equal(e.streamErrorCode, 42);
+    // The client vanished without CONNECTION_CLOSE: closing the server ends the connection.
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    server = undefined;
+    await assert.rejects(session!.closed, (err: unknown) => err instanceof WebTransportError && err.source === 'session');
+  });
+
+  it('a reader that does not read holds the client back; once it reads, every byte arrives in order', async () => {
+    let port = 0;
+    let release: (() => void) | undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let received: Promise<Buffer> | undefined;
+    let heldAtGate = -1;
+    ({ server, port } = await start((req) => {
+      const session = req.accept();
+      void (async () => {
+        for await (const bidi of session.incomingBidirectionalStreams) {
+          received = (async () => {
+            await gate;
+            return readAll(bidi.readable);
+          })();
+        }
+      })();
+    }, { bodyCredit: 64 * 1024 }));
+    const body = Buffer.alloc(4 * 1024 * 1024);
+    for (let i = 0; i < body.length; i++) body[i] = (i * 7) & 0xff;
+    const client = runWt(port, [
+      { op: 'session', name: 's' },
+      { op: 'bidi', session: 's', name: 'b', data_b64: body.toString('base64'), fin: true },
+      { op: 'sleep', ms: 1500 },
+    ], { timeout: 20 });
+    // While the application reads nothing, the core holds at most its credit.
+    await new Promise((r) => setTimeout(r, 1200));
+    heldAtGate = server.counters()!.wtStreamBytesRead;
+    release!();
+    await client;
+    const got = await received!;
+    assert.ok(got.equals(body), `received ${got.length} of ${body.length} bytes, in order`);
+    assert.ok(heldAtGate > 0 && heldAtGate < 1024 * 1024, `the core read ${heldAtGate} bytes ahead of a reader that read nothing`);
+  });
+
+  it('maps WebTransport application error codes into HTTP/3\'s range and back, skipping GREASE values', () => {
+    assert.equal(toHttp3ErrorCode(0), 0x52e4a40fa8db);
+    assert.equal(toHttp3ErrorCode(0xffffffff), 0x52e5ac983162);
+    for (const code of [0, 1, 0x1d, 0x1e, 0x1f, 1000, 0xffffffff]) assert.equal(fromHttp3ErrorCode(toHttp3ErrorCode(code)), code);
+    // 0x52e4a40fa8db + 0x1e is a GREASE value (0x1f * N + 0x21).
+    assert.equal((0x52e4a40fa8db + 0x1e - 0x21) % 0x1f, 0);
+    assert.equal(fromHttp3ErrorCode(0x52e4a40fa8db + 0x1e), null);
+    assert.equal(fromHttp3ErrorCode(0x10c), null);
+    assert.throws(() => toHttp3ErrorCode(-1), RangeError);
+  });
+});
