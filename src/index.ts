@@ -32,7 +32,6 @@ export type {
   ListenOptions,
   PemInput,
   SecureServerOptions,
-  WebTransportLimits,
   TcpSide,
   TcpSideFactory,
 } from './lib/compat/server';
@@ -50,4 +49,5 @@ export { WebTransportSessionRequest } from './lib/webtransport/session-request';
 export type { AcceptOptions } from './lib/webtransport/session-request';
 export { WebTransportBidirectionalStream } from './lib/webtransport/stream';
 export { WebTransportError } from './lib/webtransport/error';
+export type { WebTransportLimits } from './lib/webtransport/limits';
 export { toHttp3ErrorCode, fromHttp3ErrorCode } from './lib/webtransport/error-codes';

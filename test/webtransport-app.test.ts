@@ -5,9 +5,12 @@
 // not the native echo's.
 import assert from 'node:assert/strict';
 import {
+  createServer,
   createSecureServer,
+  Http3Server,
   fromHttp3ErrorCode,
   Http3SecureServer,
+  serve,
   silentLogger,
   toHttp3ErrorCode,
   WebTransportError,
@@ -255,5 +258,49 @@ describe('WebTransport for applications (createSecureServer, aioquic)', function
     assert.equal(fromHttp3ErrorCode(0x52e4a40fa8db + 0x1e), null);
     assert.equal(fromHttp3ErrorCode(0x10c), null);
     assert.throws(() => toHttp3ErrorCode(-1), RangeError);
+  });
+});
+
+describe('WebTransport for applications on createServer and serve()', function () {
+  this.timeout(60000);
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0)) await close();
+  });
+
+  async function demoServer(withListener: boolean): Promise<number> {
+    const server: Http3Server = createServer({ webtransport: true, logger: silentLogger, warnDemoIdentity: false }, (_req, res) => res.text(200, 'ok'));
+    if (withListener) server.on('session', (req: WebTransportSessionRequest) => upperCaseApp(req.accept()));
+    const addr = await server.listen(0, '127.0.0.1');
+    closers.push(() => server.close());
+    return addr.port;
+  }
+
+  it('createServer: a \'session\' listener present at listen() takes the sessions; without one the demo\'s echo answers', async () => {
+    const plan = [
+      { op: 'session', name: 's' },
+      { op: 'bidi', session: 's', data_b64: b64('mixed Case'), fin: true, wait: true },
+    ];
+    const app = await runWt(await demoServer(true), plan);
+    assert.equal(fromB64(app.results[1].echo_b64), 'MIXED CASE');
+    const echo = await runWt(await demoServer(false), plan);
+    assert.equal(echo.results[0].status, 200);
+    assert.equal(fromB64(echo.results[1].echo_b64), 'mixed Case', 'the native echo, unchanged');
+  });
+
+  it('serve(): the fetch handler answers requests and the server\'s \'session\' listeners take sessions, on one connection', async () => {
+    const server = serve({ fetch: () => new Response('from fetch'), port: 0, hostname: '127.0.0.1', tcp: false, webtransport: true, logger: silentLogger, warnDemoIdentity: false } as Parameters<typeof serve>[0]) as unknown as Http3SecureServer;
+    server.on('session', (req: WebTransportSessionRequest) => upperCaseApp(req.accept()));
+    await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
+    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const port = (server.address() as { port: number }).port;
+    const r = await runWt(port, [
+      { op: 'get', path: '/' },
+      { op: 'session', name: 's' },
+      { op: 'bidi', session: 's', data_b64: b64('via serve'), fin: true, wait: true },
+    ]);
+    assert.equal(r.results[0].status, 200);
+    assert.equal(r.results[0].body, 'from fetch');
+    assert.equal(fromB64(r.results[2].echo_b64), 'VIA SERVE');
   });
 });

@@ -125,7 +125,7 @@ async function main(argv: string[]): Promise<void> {
   let metrics;
   let demoPage;
   try {
-    metrics = await startBeforeListen(server, opts, options.webtransport ?? false);
+    metrics = await startBeforeListen(server, opts, Boolean(options.webtransport));
     addr = await server.listen(opts.port, opts.host);
     demoPage = await startAfterListen(server, opts, addr.port, stats);
   } catch (e) {

@@ -10,6 +10,8 @@ import type { Logger } from './log';
 import { Deadlined, REQUEST_TIMEOUT_STATUS, RequestDeadlines } from './request-timeout';
 import type { ConnectionHandle, RequestStream, StreamAbort } from './request-stream';
 import type { StreamServerEvents, WebTransportEvents } from './stream-server';
+import { offerSessionRequest } from './webtransport/offer';
+import type { WebTransportSessionRequest } from './webtransport/session-request';
 import type {
   ConnectionCloseInfo,
   ConnectionInfo,
@@ -55,6 +57,11 @@ export class Exchanges implements StreamServerEvents, WebTransportEvents {
   /** Requests handed to handlers and not yet answered or aborted. */
   get pendingRequests(): number {
     return this.open;
+  }
+
+  /** With a 'session' listener at listen(): a session request for the application. */
+  onSessionRequest(request: WebTransportSessionRequest): void {
+    offerSessionRequest(this.server, request, this.logger);
   }
 
   onStream(stream: RequestStream): void {

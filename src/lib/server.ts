@@ -12,6 +12,9 @@ import { StreamServer } from './stream-server';
 import { pickTransportOptions } from './transport-options';
 import type { TransportOptions } from './transport-options';
 import { devHooksOf } from './dev-hooks';
+import { webtransportCoreOptions } from './webtransport/limits';
+import type { WebTransportLimits } from './webtransport/limits';
+import type { WebTransportSessionRequest } from './webtransport/session-request';
 
 export type RequestHandler = (req: H3Request, res: H3Response) => void | Promise<void>;
 
@@ -66,12 +69,16 @@ export interface ServerOptions extends TransportOptions {
    */
   warnDemoIdentity?: boolean;
   /**
-   * Serve WebTransport: extended CONNECT with :protocol webtransport opens a
-   * session (up to the build-time cap, then 429), client bidirectional
-   * streams are echoed, unidirectional streams answered on a server stream,
-   * datagrams echoed. Session events are emitted on the server.
+   * Serve WebTransport (extended CONNECT with :protocol webtransport; over
+   * the session limit, 429). With a 'session' listener on the server when
+   * listen() is called, each session request goes to it (accept or reject,
+   * then the session's streams and datagrams are the application's, as
+   * with createSecureServer). Without one, the demo's echo (Profile B):
+   * client bidirectional streams are echoed, unidirectional streams
+   * answered on a server stream, datagrams echoed, and session events
+   * emitted on the server. `true` for the default limits, or the limits.
    */
-  webtransport?: boolean;
+  webtransport?: boolean | WebTransportLimits;
   /**
    * Append TLS secrets in NSS key-log format to this file, so Wireshark or
    * tshark can decrypt captures. Defaults to the SSLKEYLOGFILE environment
@@ -129,6 +136,8 @@ export interface Http3Server {
   on(event: 'close', listener: () => void): this;
   /** A handler's response was handed to the native core (for metrics and logs). */
   on(event: 'response', listener: (req: H3Request, status: number) => void): this;
+  /** With `webtransport`: a client asks for a session; present at listen(), sessions are the application's (accept() or reject() it). */
+  on(event: 'session', listener: (request: WebTransportSessionRequest) => void | Promise<void>): this;
   on(event: 'webtransportSession', listener: (s: WebTransportSessionInfo) => void): this;
   on(event: 'webtransportSessionClose', listener: (s: WebTransportSessionInfo & { code: number }) => void): this;
   /** A client stream joined a session (it counts as open until 'webtransportStreamClose'). */
@@ -169,7 +178,8 @@ export class Http3Server extends EventEmitter {
         maxConnections: options.maxConnections,
         maxStreamsPerConnection: options.maxStreamsPerConnection,
         maxFieldSectionSize: options.maxFieldSectionSize,
-        webtransport: options.webtransport ?? false,
+        ...webtransportCoreOptions(options.webtransport),
+        webtransportApp: () => this.listenerCount('session') > 0,
         keylogPath: keyLogPath(options.keyLogFile),
         qlogDir: options.qlogDir,
         hooks: devHooksOf(options),

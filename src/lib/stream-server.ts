@@ -34,8 +34,11 @@ export interface CoreOptions extends TransportOptions {
   maxStreamsPerConnection?: number;
   maxFieldSectionSize?: number;
   webtransport?: boolean;
-  /** WebTransport sessions go to `onSessionRequest` (with `webtransport`), not to the echo. */
-  webtransportApp?: boolean;
+  /**
+   * WebTransport sessions go to `onSessionRequest` (with `webtransport`),
+   * not to the echo; a function is asked when listen() binds.
+   */
+  webtransportApp?: boolean | (() => boolean);
   /** Sessions open at once, server-wide (429 beyond). */
   webtransportMaxSessions?: number;
   /** Client-opened session streams open at once, server-wide (refused beyond). */
@@ -89,24 +92,27 @@ export class StreamServer implements EventSink, StreamOwner {
   private lastSeq = 0;
   private closing: Promise<void> | undefined;
   private resolveClosed: (() => void) | undefined;
-  /** The application's WebTransport sessions (webtransportApp), else undefined. */
-  readonly sessions: WebTransportRegistry | undefined;
+  /** The application's WebTransport sessions (webtransportApp), else undefined; made by listen(). */
+  sessions: WebTransportRegistry | undefined;
 
   constructor(
     private readonly options: CoreOptions,
     private readonly events: StreamServerEvents,
     private readonly logger: Logger,
-  ) {
-    const onSessionRequest = events.onSessionRequest;
-    if (options.webtransportApp && onSessionRequest) {
-      const host = {
-        commands: this.commands,
-        scheduleFlush: () => this.scheduleFlush(),
-        release: (stream: RequestStream) => this.forget(stream as NativeRequestStream),
-        logError: (message: string) => this.logger.error(message),
-      };
-      this.sessions = new WebTransportRegistry(host, onSessionRequest);
-    }
+  ) {}
+
+  #makeSessionRegistry(): WebTransportRegistry | undefined {
+    const o = this.options;
+    const onSessionRequest = this.events.onSessionRequest;
+    const wanted = typeof o.webtransportApp === 'function' ? o.webtransportApp() : o.webtransportApp;
+    if (!o.webtransport || !wanted || !onSessionRequest) return undefined;
+    const host = {
+      commands: this.commands,
+      scheduleFlush: () => this.scheduleFlush(),
+      release: (stream: RequestStream) => this.forget(stream as NativeRequestStream),
+      logError: (message: string) => this.logger.error(message),
+    };
+    return new WebTransportRegistry(host, (request) => onSessionRequest.call(this.events, request));
   }
 
   /** Binds and starts; throws a one-line Error (port in use, bad identity). */
@@ -114,6 +120,7 @@ export class StreamServer implements EventSink, StreamOwner {
     if (this.native) throw new Error('server is already listening');
     const o = this.options;
     const hooks = o.hooks;
+    this.sessions = this.#makeSessionRegistry();
     try {
       this.native = addon(hooks?.addonPath).listen(
         {

@@ -32,6 +32,9 @@ import { pinCompatMembers, swapsHttp1Prototypes } from './express-shadow';
 import { normalizeListenArgs, ListenOptions } from './listen-args';
 import { TlsFiles, TlsInput } from './tls-files';
 import type { WebTransportSessionRequest } from '../webtransport/session-request';
+import { offerSessionRequest } from '../webtransport/offer';
+import { webtransportCoreOptions } from '../webtransport/limits';
+import type { WebTransportLimits } from '../webtransport/limits';
 
 export type { ListenOptions } from './listen-args';
 export type { PemInput } from './tls-files';
@@ -96,12 +99,6 @@ export interface SecureServerOptions extends TlsInput, TransportOptions {
   webtransport?: boolean | WebTransportLimits;
 }
 
-export interface WebTransportLimits {
-  /** Sessions open at once, server-wide (default 32); more are answered 429. */
-  maxSessions?: number;
-  /** Streams clients have open at once on all sessions, server-wide (default 128); more are refused (WT_BUFFERED_STREAM_REJECTED). */
-  maxStreams?: number;
-}
 
 export interface Http3SecureServer {
   on(event: 'request', listener: Http3RequestListener): this;
@@ -145,7 +142,7 @@ export class Http3SecureServer extends EventEmitter {
   constructor(options: SecureServerOptions = {}, listener?: Http3RequestListener) {
     super();
     this.#options = options;
-    this.#webtransport = webtransportCoreOptions(options.webtransport);
+    this.#webtransport = { ...webtransportCoreOptions(options.webtransport), webtransportApp: true };
     this.#tls = new TlsFiles(options);
     this.#logger = options.logger ?? stderrLogger;
     this.#createCore = devHooksOf(options)?.streamServer ?? ((o, e) => new StreamServer(o, e, this.#logger));
@@ -351,27 +348,8 @@ export class Http3SecureServer extends EventEmitter {
     };
   }
 
-  /** Offers a session request to the 'session' listeners; a listener that throws or rejects refuses it with 500. */
   #onSessionRequest(request: WebTransportSessionRequest): void {
-    const listeners = this.rawListeners('session');
-    if (listeners.length === 0) {
-      request.reject(404);
-      return;
-    }
-    const failed = (e: unknown) => {
-      this.#logger.error(`'session' listener failed on ${request.path}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-      if (!request.decided && !request.aborted) request.reject(500);
-    };
-    for (const listener of listeners) {
-      try {
-        const result = listener.call(this, request);
-        if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
-          (result as PromiseLike<unknown>).then(undefined, failed);
-        }
-      } catch (e) {
-        failed(e);
-      }
-    }
+    offerSessionRequest(this, request, this.#logger);
   }
 
   #onConnection(conn: ConnectionHandle): void {
@@ -474,19 +452,6 @@ export function createSecureServer(
   b?: Http3RequestListener,
 ): Http3SecureServer {
   return typeof a === 'function' ? new Http3SecureServer({}, a) : new Http3SecureServer(a, b);
-}
-
-/** The core options for createSecureServer's `webtransport` option. */
-function webtransportCoreOptions(option: SecureServerOptions['webtransport']): Partial<CoreOptions> {
-  if (!option) return {};
-  const limits = option === true ? {} : option;
-  for (const key of ['maxSessions', 'maxStreams'] as const) {
-    const v = limits[key];
-    if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > 2 ** 32 - 1)) {
-      throw new RangeError(`webtransport.${key} must be a positive integer, got ${v}`);
-    }
-  }
-  return { webtransport: true, webtransportApp: true, webtransportMaxSessions: limits.maxSessions, webtransportMaxStreams: limits.maxStreams };
 }
 
 /** The core's one-line bind error as a net-style error: code (EADDRINUSE...), syscall, address, port. */
