@@ -50,8 +50,17 @@ impl H3Connection {
     pub(super) fn end_session<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, code: u32, reason: &[u8], app: &mut A) {
         if self.sessions.contains_key(&id) {
             self.close_session(quic, id, code, reason, app);
-        } else {
-            self.drop_pending_session(quic, id, app);
+            return;
+        }
+        match self.streams.get(&id) {
+            Some(StreamState::Request(r)) if r.session && !r.responded => self.drop_pending_session(quic, id, app),
+            Some(StreamState::Request(r)) if r.session => {
+                // This side closed the session and kept reading the CONNECT
+                // stream for the client's own close: that came.
+                let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_NO_ERROR);
+                self.streams.remove(&id);
+            }
+            _ => {}
         }
     }
 
@@ -102,7 +111,15 @@ impl H3Connection {
         }
         Counters::sub(&self.counters.wt_sessions_open, 1);
         app.on_session_closed(self.conn, StreamId(id), code, reason);
+        let closed_here = !last.is_empty();
         self.queue(quic, id, last, true);
+        if closed_here {
+            // Closed by this side: the client answers with its own close
+            // (capsule or FIN), read until then (`end_session`). Asking it
+            // to stop sending now made Chromium report "Connection lost"
+            // instead of the close code and reason.
+            return;
+        }
         let _ = quic.stream_shutdown(id, quiche::Shutdown::Read, H3_NO_ERROR);
         self.streams.remove(&id);
     }
