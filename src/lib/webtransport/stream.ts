@@ -10,6 +10,7 @@
 // resolves while fewer than SEND_HIGH_WATER bytes wait for QUIC; beyond
 // that it waits for the core's SENT reports, so writer.ready holds a fast
 // writer back.
+import { Duplex } from 'node:stream';
 import type { CommandWriter } from '../../native/protocol';
 import { WebTransportError } from './error';
 import { fromHttp3ErrorCode, toHttp3ErrorCode } from './error-codes';
@@ -207,5 +208,15 @@ export class WebTransportBidirectionalStream {
   constructor(channel: WtStreamChannel) {
     this.readable = channel.readable!;
     this.writable = channel.writable!;
+  }
+
+  /**
+   * The stream as a Node Duplex (node:stream's `Duplex.fromWeb`), for code
+   * written for Node streams: pipe(), pipeline(), 'data' events. Use one
+   * shape or the other: the web streams are locked to the Duplex.
+   * (Unidirectional streams: `Readable.fromWeb` and `Writable.fromWeb`.)
+   */
+  toDuplex(): Duplex {
+    return Duplex.fromWeb({ readable: this.readable, writable: this.writable });
   }
 }

@@ -112,6 +112,12 @@ impl H3Connection {
         Counters::sub(&self.counters.wt_sessions_open, 1);
         app.on_session_closed(self.conn, StreamId(id), code, reason);
         let closed_here = !last.is_empty();
+        // The FIN never goes alone: an empty DATA frame carries it when
+        // there is no capsule. quiche 0.30 loses a FIN written alone after
+        // the stream's data if that data is acknowledged before the FIN is
+        // sent (docs/design.md, "Held only for what JavaScript answers"),
+        // and application sessions hold connections for JavaScript.
+        let last = if closed_here { last } else { vec![0x00, 0x00] };
         self.queue(quic, id, last, true);
         if closed_here {
             // Closed by this side: the client answers with its own close

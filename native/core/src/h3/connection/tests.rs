@@ -529,3 +529,19 @@ fn an_application_stream_reads_only_its_credit_ahead_of_what_was_consumed() {
     pair.exchange();
     assert_eq!(pair.app.body_of(4), (4096, false));
 }
+
+#[test]
+fn an_application_stream_ended_after_its_bytes_were_acknowledged_still_ends() {
+    let mut pair = app_session_pair();
+    pair.h3.act(&mut pair.server, 0, Action::Headers { status: 200, fields: &[], fin: false });
+    pair.exchange();
+    assert!(pair.h3.act(&mut pair.server, 7, Action::Open { session: 0 }));
+    assert!(pair.h3.act(&mut pair.server, 7, Action::Data { data: b"hello", fin: false }));
+    pair.exchange();
+    pair.exchange();
+    assert!(!pair.received[&7].fin);
+    // Everything sent so far is acknowledged; now the end alone.
+    assert!(pair.h3.act(&mut pair.server, 7, Action::Data { data: b"", fin: true }));
+    pair.exchange();
+    assert!(pair.received[&7].fin, "the FIN reached the client");
+}
