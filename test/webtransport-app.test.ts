@@ -256,6 +256,30 @@ describe('WebTransport for applications (createSecureServer, aioquic)', function
     assert.ok(heldAtGate > 0 && heldAtGate < 1024 * 1024, `the core read ${heldAtGate} bytes ahead of a reader that read nothing`);
   });
 
+  it('datagrams the application does not read queue up to 256, the rest are dropped and counted', async () => {
+    let port = 0;
+    let session: WebTransportSession | undefined;
+    ({ server, port } = await start((req) => {
+      session = req.accept();
+    }));
+    const r = await runWt(port, [
+      { op: 'session', name: 's' },
+      { op: 'datagram', session: 's', data_b64: b64('x'), count: 400, wait_ms: 300 },
+    ], { close: null });
+    assert.equal(r.results[0].status, 200);
+    const stats = server!.webtransportStats()!;
+    assert.equal(stats.sessions, 1);
+    const reader = session!.datagrams.readable.getReader();
+    let queued = 0;
+    while (queued < 400) {
+      const next = await Promise.race([reader.read(), new Promise<null>((resolve) => setTimeout(() => resolve(null), 100))]);
+      if (next === null || next.done) break;
+      queued++;
+    }
+    assert.equal(queued, 256, 'the queue held 256');
+    assert.ok(stats.datagramsDroppedUnread > 0 && queued + stats.datagramsDroppedUnread <= 400, JSON.stringify(stats));
+  });
+
   it('a bidirectional stream as a Node Duplex: pipeline() through a Transform and back', async () => {
     let port = 0;
     ({ server, port } = await start((req) => {

@@ -33,6 +33,7 @@ import { normalizeListenArgs, ListenOptions } from './listen-args';
 import { TlsFiles, TlsInput } from './tls-files';
 import type { WebTransportSessionRequest } from '../webtransport/session-request';
 import { offerSessionRequest } from '../webtransport/offer';
+import type { WebTransportRegistry } from '../webtransport/registry';
 import { webtransportCoreOptions } from '../webtransport/limits';
 import type { WebTransportLimits } from '../webtransport/limits';
 
@@ -266,6 +267,12 @@ export class Http3SecureServer extends EventEmitter {
   /** The native core's counters (bytes and datagrams, body bytes read, connections, live streams); undefined before listen(). */
   counters(): NativeCounters | undefined {
     return (this.#core as { counters?: () => NativeCounters | undefined } | undefined)?.counters?.();
+  }
+
+  /** Application WebTransport sessions open now, and datagrams dropped because a session's reader fell 256 behind; undefined before listen(). */
+  webtransportStats(): { sessions: number; datagramsDroppedUnread: number } | undefined {
+    const sessions = (this.#core as { sessions?: WebTransportRegistry } | undefined)?.sessions;
+    return sessions && { sessions: sessions.openSessions, datagramsDroppedUnread: sessions.datagramsDropped };
   }
 
   address(): AddressInfo | null {
