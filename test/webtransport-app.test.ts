@@ -22,6 +22,7 @@ import {
 } from '../src/index';
 import { addon } from '../src/native/binding';
 import { b64 } from './helpers/h3client';
+import { quicGoClient } from './helpers/interop-clients';
 import { runWt } from './helpers/wt-client';
 
 const fromB64 = (s: string) => Buffer.from(s, 'base64').toString();
@@ -75,7 +76,7 @@ function upperCaseApp(session: WebTransportSession): void {
   })();
 }
 
-describe('WebTransport for applications (createSecureServer, aioquic)', function () {
+describe('WebTransport for applications (createSecureServer; aioquic, webtransport-go)', function () {
   this.timeout(60000);
   let server: Http3SecureServer | undefined;
   afterEach(async () => {
@@ -278,6 +279,20 @@ describe('WebTransport for applications (createSecureServer, aioquic)', function
     }
     assert.equal(queued, 256, 'the queue held 256');
     assert.ok(stats.datagramsDroppedUnread > 0 && queued + stats.datagramsDroppedUnread <= 400, JSON.stringify(stats));
+  });
+
+  it('webtransport-go (quic-go) opens a session; its stream and datagram are answered by the application', async function () {
+    this.timeout(660000); // the first run may build the Go client
+    const client = quicGoClient();
+    let port = 0;
+    let path = '';
+    ({ server, port } = await start((req) => {
+      path = req.path;
+      upperCaseApp(req.accept());
+    }));
+    const r = await client.webTransport!(port, 'from go', 'go datagram');
+    assert.equal(r.error, undefined, r.error);
+    assert.deepEqual({ status: r.status, stream: r.streamEcho, datagram: r.datagramEcho, path }, { status: 200, stream: 'FROM GO', datagram: 'GO DATAGRAM', path: '/wt' });
   });
 
   it('a bidirectional stream as a Node Duplex: pipeline() through a Transform and back', async () => {
