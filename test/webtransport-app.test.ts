@@ -187,6 +187,30 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
     assert.deepEqual(await sessions[1].closed, { closeCode: 7, reason: 'bye' });
   });
 
+  it('a graceful server close drains sessions: DRAIN_WEBTRANSPORT_SESSION, `draining`, and time to close them', async () => {
+    let port = 0;
+    let accepted!: () => void;
+    const sessionOpen = new Promise<void>((resolve) => (accepted = resolve));
+    ({ server, port } = await start((req) => {
+      const session = req.accept();
+      accepted();
+      void session.draining.then(() => setTimeout(() => session.close({ closeCode: 2, reason: 'going away' }), 200));
+    }));
+    const client = runWt(port, [
+      { op: 'session', name: 's' },
+      { op: 'await_close', session: 's' },
+    ], { timeout: 10 });
+    await sessionOpen;
+    const closedAt = Date.now();
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    server = undefined;
+    const r = await client;
+    const closed = r.results[1];
+    assert.deepEqual(closed.capsule_types, [0x78ae, 0x2843], 'DRAIN_WEBTRANSPORT_SESSION, then CLOSE_WEBTRANSPORT_SESSION');
+    assert.deepEqual({ code: closed.code, reason: closed.reason }, { code: 2, reason: 'going away' });
+    assert.ok(Date.now() - closedAt >= 200, 'the server waited for the application to close its session');
+  });
+
   it('a client reset reaches the reader as a WebTransportError with its application code; a lost connection rejects `closed`', async () => {
     let port = 0;
     let readError: Promise<unknown> | undefined;

@@ -184,6 +184,7 @@ export class StreamServer implements EventSink, StreamOwner {
     if (!native) return Promise.resolve();
     this.closing ??= new Promise<void>((resolve) => (this.resolveClosed = resolve));
     native.shutdown(graceful);
+    if (graceful) this.sessions?.drainAll();
     return this.closing;
   }
 

@@ -300,10 +300,11 @@ async def run(args, plan):
                 deadline = time.monotonic() + timeout
                 while time.monotonic() < deadline and not (s.ended or s.reset is not None):
                     await asyncio.sleep(0.005)
-                res.update(ended=s.ended, reset=s.reset, code=None, reason=None)
+                res.update(ended=s.ended, reset=s.reset, code=None, reason=None, capsule_types=[])
                 buf = Buffer(data=bytes(s.data))
                 while not buf.eof():
                     ty = buf.pull_uint_var()
+                    res["capsule_types"].append(ty)
                     length = buf.pull_uint_var()
                     value = buf.pull_bytes(length)
                     if ty == CLOSE_WEBTRANSPORT_SESSION and length >= 4:

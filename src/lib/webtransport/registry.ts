@@ -162,6 +162,11 @@ export class WebTransportRegistry implements SessionLink, SessionRequestOwner {
     this.#sessions.get(conn)?.get(sessionId)?.deliverDatagram(payload);
   }
 
+  /** A graceful shutdown began: every session hears `draining`. */
+  drainAll(): void {
+    for (const m of this.#sessions.values()) for (const session of m.values()) session.deliverDraining();
+  }
+
   /** The connection is gone: its sessions were lost. */
   onConnectionClosed(conn: number): void {
     const m = this.#sessions.get(conn);

@@ -48,6 +48,13 @@ export interface WebTransportDatagramDuplexStream {
 export class WebTransportSession {
   readonly ready: Promise<void>;
   readonly closed: Promise<WebTransportCloseInfo>;
+  /**
+   * Resolves when the server starts a graceful shutdown: the client was sent
+   * DRAIN_WEBTRANSPORT_SESSION (and GOAWAY), and the server waits up to 3 s
+   * for the session to close before it closes the connection.
+   */
+  readonly draining: Promise<void>;
+  #resolveDraining!: () => void;
   readonly incomingBidirectionalStreams: ReadableStream<WebTransportBidirectionalStream>;
   readonly incomingUnidirectionalStreams: ReadableStream<ReadableStream<Uint8Array>>;
   readonly datagrams: WebTransportDatagramDuplexStream;
@@ -80,6 +87,7 @@ export class WebTransportSession {
       this.#resolveClosed = resolve;
       this.#rejectClosed = reject;
     });
+    this.draining = new Promise((resolve) => (this.#resolveDraining = resolve));
     // A connection lost rejects `closed` (as in the W3C API); an
     // application that never looks at it must not crash on that.
     this.closed.catch(() => {});
@@ -150,6 +158,11 @@ export class WebTransportSession {
   }
 
   // Reports from the server.
+
+  /** @internal The server is shutting down gracefully. */
+  deliverDraining(): void {
+    this.#resolveDraining();
+  }
 
   /** @internal The peer opened a stream on this session. */
   deliverIncoming(channel: WtStreamChannel, bidi: boolean): void {

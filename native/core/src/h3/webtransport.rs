@@ -117,6 +117,17 @@ pub fn stream_prefix(session: u64, bidi: bool) -> Vec<u8> {
     out
 }
 
+/// A DRAIN_WEBTRANSPORT_SESSION capsule (no payload) in a DATA frame.
+pub fn drain_capsule() -> Vec<u8> {
+    let mut capsule = Vec::with_capacity(8);
+    varint::encode(capsule::DRAIN_WEBTRANSPORT_SESSION, &mut capsule);
+    varint::encode(0, &mut capsule);
+    let mut out = Vec::with_capacity(capsule.len() + 2);
+    super::frame::write_header(super::codes::frame_type::DATA, capsule.len(), &mut out);
+    out.extend_from_slice(&capsule);
+    out
+}
+
 /// A CLOSE_WEBTRANSPORT_SESSION capsule (code, reason of at most 1024 bytes)
 /// in a DATA frame, as it goes on the CONNECT stream.
 pub fn close_capsule(code: u32, reason: &[u8]) -> Vec<u8> {

@@ -223,6 +223,7 @@ impl H3Connection {
             .filter(|s| matches!(s, StreamState::Request(r) if !r.responded))
             .count()
             + self.undelivered.len()
+            + if self.options.webtransport_app { self.sessions.len() } else { 0 }
     }
 
     #[inline]
@@ -261,6 +262,15 @@ impl H3Connection {
         frame::write_header(frame_type::GOAWAY, varint::encoded_len(id), &mut data);
         varint::encode(id, &mut data);
         self.queue(quic, CONTROL_STREAM_ID, data, false);
+        if self.options.webtransport_app {
+            // Application sessions are asked to wind down too
+            // (DRAIN_WEBTRANSPORT_SESSION); a graceful shutdown waits for
+            // them as for requests (`requests_in_flight`).
+            let ids: Vec<u64> = self.sessions.keys().copied().collect();
+            for id in ids {
+                self.queue(quic, id, wt::drain_capsule(), false);
+            }
+        }
     }
 
     /// Reads everything readable, within the body credit the application
