@@ -1,4 +1,4 @@
-// The benchmark harness (issue 5): runs W1..W8 against this project and its
+// The benchmark harness (issue 5): runs W1..W10 against this project and its
 // peers one after another in the same run, server and client pinned to
 // separate cores, prints a table, writes bench/results/<date>[-quick].json
 // and an SVG chart next to it. See bench/README.md.
@@ -17,6 +17,7 @@ import { log } from './lib/log';
 import { report } from './lib/report';
 import { startCaddy } from './lib/servers';
 import { NATIVE, TS, Workloads } from './lib/workloads';
+import { runW9 } from './lib/w9';
 
 async function main() {
   const options = parseOptions(process.argv.slice(2));
@@ -58,13 +59,15 @@ async function main() {
   }
   log(`W7: one WebTransport session receiving ${P.w7Datagrams} datagrams; GET /stats meanwhile`);
   const w7 = await run.w7();
+  log(`W9: WebTransport echo on one session (application API, native echo, webtransport-go): ${P.w9Bytes / 1024 / 1024} MiB on a stream, datagrams for ${P.w9Seconds} s, ${P.w9Rounds} round(s)`);
+  const w9 = await runW9(P);
   log(`W8: one connection, ${P.w8Bytes / 1024 / 1024} MiB uploaded to a streaming handler and downloaded from a file, ${P.w8Rounds} round(s)`);
   await run.w8();
   log(`W10: one ${P.w10Bytes / 1024 / 1024} MiB download over impaired links (user-space relay), ${P.w10Rounds} round(s) per link and server`);
   await run.w10();
   const comparison = baseline ? await compareWithBaseline(P, h3, baseline) : undefined;
 
-  report({ quick: options.quick, P, rows: run.rows, w4, w5, w5Native, ceiling, w7, w8: run.w8Rows, w10: run.w10Rows, comparison, started });
+  report({ quick: options.quick, P, rows: run.rows, w4, w5, w5Native, ceiling, w7, w8: run.w8Rows, w9, w10: run.w10Rows, comparison, started });
 }
 
 main()

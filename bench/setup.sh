@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything `npm run bench` needs, installed the way CI would: Debian's
 # caddy (the HTTP/3 peer) and nghttp2-client (h2load, for node:http2), the
-# quic-go load client, the Python venv (aioquic: W4 and W7 clients), and
+# quic-go load client, W9's webtransport-go echo server and client, the Python venv (aioquic: W4 and W7 clients), and
 # this project's build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,5 +15,6 @@ command -v go >/dev/null || { echo "bench/setup.sh: Go is required for the load 
 [[ -d node_modules/tsx ]] || bash scripts/setup.sh
 
 (cd bench/loadclient && go build -o loadclient .)
+(cd bench/wtpeer && go build -o wtpeer .)
 [[ -x .venv/bin/python ]] || bash scripts/setup-python.sh
 [[ -f dist/server.js && -n "$(ls dist/native/*.node 2>/dev/null)" ]] || npm run build

@@ -64,6 +64,10 @@ export function parameters(quick: boolean) {
     /** W10: the download's size, rounds per link and server, and the client's limit. */
     w10Bytes: 10 * 1024 * 1024,
     w10Rounds: quick ? 1 : 3,
+    /** W9: bytes echoed on one bidirectional stream, seconds of datagram round trips, rounds. */
+    w9Bytes: (quick ? 32 : 256) * 1024 * 1024,
+    w9Seconds: quick ? 3 : 10,
+    w9Rounds: quick ? 1 : 3,
     w10TimeoutS: 120,
   };
 }

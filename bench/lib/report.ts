@@ -9,6 +9,7 @@ import type { Comparison } from './baseline';
 import type { Measured } from './clients';
 import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
+import { W9Row, w9Checks, w9Table } from './w9';
 import { COMPAT, H2_COMPAT, NATIVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
 
 export const median = (xs: number[]) => {
@@ -65,6 +66,7 @@ export interface RunResults {
   ceiling?: Measured;
   w7: W7Result;
   w8: W8Row[];
+  w9: W9Row[];
   w10: W10Row[];
   /** With --baseline. */
   comparison?: Comparison;
@@ -237,6 +239,7 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
     check('W8', 'upload MB/s vs node:http2', w8Ratio('upload', W8_H2), 'min', 0.5),
     check('W8', 'download MB/s vs node:http2', w8Ratio('download', W8_H2), 'min', 0.5),
     check('W8', 'RSS growth in a transfer (max)', Math.max(w8RssMax(r, COMPAT, 'upload'), w8RssMax(r, COMPAT, 'download')), 'max', 32, 'MiB'),
+    ...w9Checks(r.w9),
     ...w10Checks(r.w10),
   ];
 }
@@ -373,6 +376,10 @@ export function report(r: RunResults): void {
     table('');
     for (const line of w8Table(r)) table(line);
   }
+  if (r.w9.length) {
+    table('');
+    for (const line of w9Table(r.P, r.w9)) table(line);
+  }
   if (r.w10.length) {
     table('');
     for (const line of w10Table(r.P, r.w10)) table(line);
@@ -402,6 +409,7 @@ export function report(r: RunResults): void {
     client_ceiling: r.ceiling,
     w7: r.w7,
     w8: r.w8,
+    w9: r.w9,
     w10: r.w10,
     /** Medians over the rounds; the per-round figures are in rows (udp_recv_calls_per_req, udp_send_calls_per_req). */
     w1_udp_syscalls_per_request: { variant: TS, receive: udp.recv, send: udp.send, total: udp.total },
