@@ -211,6 +211,33 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
     assert.ok(Date.now() - closedAt >= 200, 'the server waited for the application to close its session');
   });
 
+  it('a session whose CONNECT stream ends closes its open streams with errors the application sees', async () => {
+    let port = 0;
+    let readOutcome: Promise<unknown> | undefined;
+    let closed: Promise<unknown> | undefined;
+    ({ server, port } = await start((req) => {
+      const session = req.accept();
+      closed = session.closed;
+      void (async () => {
+        for await (const bidi of session.incomingBidirectionalStreams) {
+          readOutcome = readAll(bidi.readable).then(
+            () => 'ended',
+            (e) => e,
+          );
+        }
+      })().catch(() => {});
+    }));
+    await runWt(port, [
+      { op: 'session', name: 's' },
+      { op: 'bidi', session: 's', name: 'b', data_b64: b64('open'), fin: false },
+      { op: 'sleep', ms: 100 },
+      { op: 'fin_session', session: 's' },
+    ]);
+    const e = (await readOutcome) as WebTransportError;
+    assert.ok(e instanceof WebTransportError && e.source === 'session', String(e));
+    assert.deepEqual(await closed, { closeCode: 0, reason: '' });
+  });
+
   it('a client reset reaches the reader as a WebTransportError with its application code; a lost connection rejects `closed`', async () => {
     let port = 0;
     let readError: Promise<unknown> | undefined;
