@@ -32,7 +32,7 @@ export function startPinned(core: string, cmd: string, args: string[], options: 
 }
 
 /** Waits for the JSON "listening" line our launchers print on stdout. */
-async function listening(p: ManagedProcess, what: string): Promise<void> {
+export async function listening(p: ManagedProcess, what: string): Promise<void> {
   try {
     await p.waitForJson((line) => 'listening' in line, 15_000);
   } catch {
@@ -41,7 +41,7 @@ async function listening(p: ManagedProcess, what: string): Promise<void> {
   }
 }
 
-const stderrLog = (what: string) => path.join(WORK, `${what}.stderr.log`);
+export const stderrLog = (what: string) => path.join(WORK, `${what}.stderr.log`);
 
 async function waitH3(p: number, urlPath = '/'): Promise<void> {
   for (let i = 0; i < 50; i++) {

@@ -8,12 +8,11 @@
 // server's CPU per MB or per round trip.
 import path from 'node:path';
 import { runClient } from './clients';
-import { CERT, KEY, Params, ROOT, SERVER_CORE, WORK } from './config';
+import { CERT, KEY, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
 import { cpuNanos, withCores } from './procfs';
 import { check, Check, median } from './report';
-import { Server, startPinned, stopServer } from './servers';
-import type { ManagedProcess } from '../../test/helpers/process';
+import { listening, Server, startPinned, stderrLog, stopServer } from './servers';
 
 export const WTPEER = path.join(ROOT, 'bench/wtpeer/wtpeer');
 export const W9_APP = 'h3-node (application API)';
@@ -35,15 +34,6 @@ export interface W9Row {
 
 let nextPort = 20400 + Math.floor(Math.random() * 400);
 
-async function listening(p: ManagedProcess, what: string): Promise<void> {
-  try {
-    await p.waitForJson((line) => 'listening' in line, 15_000);
-  } catch {
-    await p.stop({ signal: 'SIGKILL' });
-    throw new Error(`${what} did not start (see bench/.work/${what}.stderr.log)`);
-  }
-}
-
 async function start(server: string): Promise<Server & { port: number }> {
   const port = nextPort++;
   const what = server === W9_APP ? 'w9-app' : server === W9_NATIVE ? 'w9-native' : 'w9-go';
@@ -54,7 +44,7 @@ async function start(server: string): Promise<Server & { port: number }> {
         ? [process.execPath, ['bench/servers/h3-node.mjs', 'b', String(port)]]
         : [WTPEER, ['server', '-port', String(port), '-cert', CERT, '-key', KEY]];
   const p = startPinned(SERVER_CORE, cmd, args, {
-    stderrFile: path.join(WORK, `${what}.stderr.log`),
+    stderrFile: stderrLog(what),
     label: what,
     stdin: server === W9_NATIVE,
     env: { H3_BENCH_NATIVE_HANDLER: '' },
