@@ -322,6 +322,13 @@ impl<A: Application> Server<A> {
         let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to: local })));
         if result.is_err() {
             self.on_panic(id, "packet processing");
+        } else if conn.quic.is_in_early_data() && conn.quic.readable().len() > 0 {
+            // 0-RTT stream data is read now, while the connection is still
+            // in early data: a request is marked early by that state when
+            // its header section is decoded, and the client's Finished,
+            // later in the same receive batch, would end it first (a 0-RTT
+            // POST then went unmarked: test/early-data.test.ts in CI).
+            self.process_conn(id);
         } else if conn.quic.dgram_recv_queue_len() >= DGRAM_DRAIN_AT {
             let (app, scratch) = (&mut self.app, &mut self.scratch);
             let drained = catch_unwind(AssertUnwindSafe(|| conn.h3.on_datagrams(&mut conn.quic, app, scratch)));
@@ -616,40 +623,45 @@ impl<A: Application> Server<A> {
         for i in 0..self.dirty.len() {
             let id = self.dirty[i];
             self.manage_paths(id);
-            let Some(conn) = self.table.get_mut(id) else { continue };
-            if conn.quic.is_closed() || conn.quic.is_draining() {
-                continue;
-            }
-            if conn.quic.is_established() && !conn.handshake_done {
-                conn.handshake_done = true;
-                self.half_open -= 1;
-            }
-            let app = &mut self.app;
-            let scratch = &mut self.scratch;
-            let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, app, scratch)));
-            let awaits = result.as_ref().is_ok_and(|o| o.awaits_application);
-            // Hold only for what the application answers later. Holding
-            // anything else only delays what the native core already wrote,
-            // and can lose it: a FIN written alone after the data was sent (a
-            // WebTransport echo) is dropped by quiche 0.30 if the peer's ACK
-            // of that data is processed before the FIN is sent, because the
-            // stream then counts as complete and is collected (docs/design.md).
-            if awaits && self.deadlines.drain_started.is_none() && !conn.held && !conn.answered {
-                conn.held = true;
-                self.deadlines.hold(id, self.app.mark(), Instant::now());
-            }
-            match result {
-                Ok(outcome) => {
-                    if let Some(e) = outcome.close {
-                        let _ = conn.quic.close(true, e.code, e.reason.as_bytes());
-                    }
+            self.process_conn(id);
+        }
+    }
+
+    /// Runs the HTTP/3 layer over what one connection received.
+    fn process_conn(&mut self, id: ConnId) {
+        let Some(conn) = self.table.get_mut(id) else { return };
+        if conn.quic.is_closed() || conn.quic.is_draining() {
+            return;
+        }
+        if conn.quic.is_established() && !conn.handshake_done {
+            conn.handshake_done = true;
+            self.half_open -= 1;
+        }
+        let app = &mut self.app;
+        let scratch = &mut self.scratch;
+        let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, app, scratch)));
+        let awaits = result.as_ref().is_ok_and(|o| o.awaits_application);
+        // Hold only for what the application answers later. Holding
+        // anything else only delays what the native core already wrote,
+        // and can lose it: a FIN written alone after the data was sent (a
+        // WebTransport echo) is dropped by quiche 0.30 if the peer's ACK
+        // of that data is processed before the FIN is sent, because the
+        // stream then counts as complete and is collected (docs/design.md).
+        if awaits && self.deadlines.drain_started.is_none() && !conn.held && !conn.answered {
+            conn.held = true;
+            self.deadlines.hold(id, self.app.mark(), Instant::now());
+        }
+        match result {
+            Ok(outcome) => {
+                if let Some(e) = outcome.close {
+                    let _ = conn.quic.close(true, e.code, e.reason.as_bytes());
                 }
-                Err(_) => self.on_panic(id, "HTTP/3 processing"),
             }
-            if self.options.webtransport {
-                if let Some(conn) = self.table.get_mut(id) {
-                    count_quic_datagrams(conn, &self.shared.counters);
-                }
+            Err(_) => self.on_panic(id, "HTTP/3 processing"),
+        }
+        if self.options.webtransport {
+            if let Some(conn) = self.table.get_mut(id) {
+                count_quic_datagrams(conn, &self.shared.counters);
             }
         }
     }
