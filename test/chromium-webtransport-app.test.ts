@@ -56,11 +56,17 @@ describe('WebTransport for applications from headless Chromium (W3C API)', funct
   let chrome: Launched;
   let page: http.Server;
   let pagePort: number;
-  const seen: { origin?: string; path?: string; reply?: string } = {};
+  const seen: { origin?: string; path?: string; reply?: string; offered?: string[] } = {};
 
   before(async () => {
     server = createSecureServer({ tcp: false, webtransport: true, logger: silentLogger, warnDemoIdentity: false });
     server.on('session', async (req: WebTransportSessionRequest) => {
+      if (req.path === '/negotiate') {
+        // Subprotocols: the page offers, the application picks the second.
+        seen.offered = req.protocols;
+        req.accept({ protocol: req.protocols[1] });
+        return;
+      }
       seen.origin = req.origin;
       seen.path = req.path;
       const session: WebTransportSession = req.accept();
@@ -123,6 +129,16 @@ describe('WebTransport for applications from headless Chromium (W3C API)', funct
     assert.equal(seen.origin, `http://localhost:${pagePort}`, 'the page\'s origin, for the application to check');
     assert.equal(seen.path, '/room/1');
     assert.equal(seen.reply, 'reply to how are you?');
+    await tab.close();
+  });
+
+  it('subprotocols: the page\'s offer reaches request.protocols, and the one accept() picks is the page\'s wt.protocol', async () => {
+    const tab = await chrome.browser.newPage();
+    await tab.goto(`http://localhost:${pagePort}/`);
+    const url = JSON.stringify(`https://127.0.0.1:${port}/negotiate`);
+    const chosen = await tab.evaluate(`(async () => { const wt = new WebTransport(${url}, { protocols: ['chat-v2', 'chat-v1'] }); await wt.ready; const p = wt.protocol; wt.close(); return p; })()`);
+    assert.deepEqual(seen.offered, ['chat-v2', 'chat-v1']);
+    assert.equal(chosen, 'chat-v1');
     await tab.close();
   });
 });
