@@ -308,6 +308,26 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
     assert.deepEqual({ status: r.status, stream: r.streamEcho, datagram: r.datagramEcho, path }, { status: 200, stream: 'FROM GO', datagram: 'GO DATAGRAM', path: '/wt' });
   });
 
+  it('maxStreamsPerSession: the client\'s streams beyond it are refused, and creating one more of the server\'s rejects', async () => {
+    let port = 0;
+    let created: PromiseSettledResult<unknown>[] = [];
+    ({ server, port } = await start(async (req) => {
+      const session = req.accept();
+      created = await Promise.allSettled([session.createUnidirectionalStream(), session.createUnidirectionalStream(), session.createUnidirectionalStream()]);
+    }, { webtransport: { maxStreamsPerSession: 2 } }));
+    const r = await runWt(port, [
+      { op: 'session', name: 's' },
+      { op: 'bidi', session: 's', name: 'a', data_b64: b64('1'), fin: false },
+      { op: 'bidi', session: 's', name: 'b', data_b64: b64('2'), fin: false },
+      { op: 'bidi', session: 's', name: 'c', data_b64: b64('3'), fin: false, wait_reset: true },
+    ]);
+    assert.equal(r.results[3].reset, 0x3994bd84, 'the third client stream: WT_BUFFERED_STREAM_REJECTED');
+    assert.deepEqual(created.map((x) => x.status), ['fulfilled', 'fulfilled', 'rejected']);
+    const reason = (created[2] as PromiseRejectedResult).reason;
+    assert.ok(reason instanceof WebTransportError && /2 streams/.test(reason.message), String(reason));
+    assert.throws(() => createSecureServer({ webtransport: { maxStreamsPerSession: 0 } }), RangeError);
+  });
+
   it('a bidirectional stream as a Node Duplex: pipeline() through a Transform and back', async () => {
     let port = 0;
     ({ server, port } = await start((req) => {

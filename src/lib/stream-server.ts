@@ -43,6 +43,8 @@ export interface CoreOptions extends TransportOptions {
   webtransportMaxSessions?: number;
   /** Client-opened session streams open at once, server-wide (refused beyond). */
   webtransportMaxStreams?: number;
+  /** Streams one session may have open, per side (the client's are refused beyond; this side's creation rejects). */
+  webtransportMaxStreamsPerSession?: number;
   keylogPath?: string;
   qlogDir?: string;
   hooks?: DevHooks;
@@ -113,7 +115,7 @@ export class StreamServer implements EventSink, StreamOwner {
       release: (stream: RequestStream) => this.forget(stream as NativeRequestStream),
       logError: (message: string) => this.logger.error(message),
     };
-    return new WebTransportRegistry(host, (request) => onSessionRequest.call(this.events, request));
+    return new WebTransportRegistry(host, (request) => onSessionRequest.call(this.events, request), o.webtransportMaxStreamsPerSession);
   }
 
   /** Binds and starts; throws a one-line Error (port in use, bad identity). */
@@ -143,6 +145,7 @@ export class StreamServer implements EventSink, StreamOwner {
           webtransportApp: this.sessions !== undefined,
           webtransportMaxSessions: o.webtransportMaxSessions,
           webtransportMaxStreams: o.webtransportMaxStreams,
+          webtransportMaxStreamsPerSession: o.webtransportMaxStreamsPerSession,
           keylogPath: o.keylogPath,
           qlogDir: o.qlogDir,
           benchNativeHandler: hooks?.benchNativeHandler,

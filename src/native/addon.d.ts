@@ -175,6 +175,8 @@ export interface NativeOptions {
   webtransportMaxSessions?: number
   /** Client-opened session streams open at once, server-wide. */
   webtransportMaxStreams?: number
+  /** Client-opened streams one session may have open. */
+  webtransportMaxStreamsPerSession?: number
   /** NSS key-log file for TLS secrets (the SSLKEYLOGFILE convention). */
   keylogPath?: string
   /** Directory for one qlog (JSON-SEQ) file per connection. */

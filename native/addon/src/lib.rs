@@ -54,6 +54,8 @@ pub struct NativeOptions {
     pub webtransport_max_sessions: Option<u32>,
     /// Client-opened session streams open at once, server-wide.
     pub webtransport_max_streams: Option<u32>,
+    /// Client-opened streams one session may have open.
+    pub webtransport_max_streams_per_session: Option<u32>,
     /// NSS key-log file for TLS secrets (the SSLKEYLOGFILE convention).
     pub keylog_path: Option<String>,
     /// Directory for one qlog (JSON-SEQ) file per connection.
@@ -235,6 +237,9 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         webtransport_app: options.webtransport_app.unwrap_or(d.webtransport_app),
         webtransport_max_sessions: options.webtransport_max_sessions.map_or(d.webtransport_max_sessions, u64::from),
         webtransport_max_streams: options.webtransport_max_streams.map_or(d.webtransport_max_streams, u64::from),
+        webtransport_max_streams_per_session: options
+            .webtransport_max_streams_per_session
+            .map_or(d.webtransport_max_streams_per_session, u64::from),
         keylog_path: options.keylog_path,
         qlog_dir: options.qlog_dir,
         stateless_reset_key,

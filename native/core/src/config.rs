@@ -52,6 +52,8 @@ pub struct Options {
     /// Client-opened session streams open at once, server-wide (refused
     /// with WT_BUFFERED_STREAM_REJECTED beyond).
     pub webtransport_max_streams: u64,
+    /// Client-opened streams one session may have open (refused beyond).
+    pub webtransport_max_streams_per_session: u64,
     /// Append TLS secrets here in NSS key-log format (SSLKEYLOGFILE).
     pub keylog_path: Option<String>,
     /// Write one qlog file per connection into this directory.
@@ -99,6 +101,7 @@ impl Default for Options {
             webtransport_app: false,
             webtransport_max_sessions: crate::h3::webtransport::SESSIONS_CAP,
             webtransport_max_streams: crate::h3::webtransport::PEER_STREAMS_CAP,
+            webtransport_max_streams_per_session: u64::MAX,
             keylog_path: None,
             qlog_dir: None,
             stateless_reset_key: None,
@@ -129,6 +132,7 @@ impl Options {
             webtransport_app: self.webtransport_app,
             wt_max_sessions: self.webtransport_max_sessions,
             wt_max_streams: self.webtransport_max_streams,
+            wt_max_streams_per_session: self.webtransport_max_streams_per_session,
             wt_credit: self.body_credit,
             early_data_any_method: self.early_data_any_method,
         }

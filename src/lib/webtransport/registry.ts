@@ -9,6 +9,7 @@ import type { RequestStream } from '../request-stream';
 import { SessionLink, WebTransportSession } from './session';
 import { SessionRequestOwner, WebTransportSessionRequest } from './session-request';
 import { WtLink, WtStreamChannel } from './stream';
+import { MAX_STREAMS_PER_SESSION } from './limits';
 
 /** What the registry needs from the server. */
 export interface RegistryHost extends WtLink {
@@ -39,6 +40,7 @@ export class WebTransportRegistry implements SessionLink, SessionRequestOwner {
   constructor(
     private readonly host: RegistryHost,
     private readonly onRequest: SessionRequestHandler,
+    readonly maxStreamsPerSession = MAX_STREAMS_PER_SESSION,
   ) {}
 
   get commands() {

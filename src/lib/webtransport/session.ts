@@ -5,9 +5,10 @@
 // readable/writable pair, and close().
 //
 // Limits: the streams the peer opens are capped by the server's
-// `maxStreams` (the core refuses more); streams this side opens are capped
-// per session (MAX_LOCAL_STREAMS: creating one more rejects); incoming
-// datagrams queue up to DATAGRAM_QUEUE and are dropped (and counted) beyond.
+// `maxStreams` and per session by `maxStreamsPerSession` (the core refuses
+// more); streams this side opens are capped per session by the same
+// `maxStreamsPerSession` (creating one more rejects); incoming datagrams
+// queue up to DATAGRAM_QUEUE and are dropped (and counted) beyond.
 import type { ConnectionHandle } from '../request-stream';
 import { WebTransportError } from './error';
 import { WebTransportBidirectionalStream, WtLink, WtStreamChannel } from './stream';
@@ -21,8 +22,6 @@ export const DATAGRAM_QUEUE = 256;
  * type and length, and the Quarter Stream ID). Larger ones are dropped.
  */
 export const MAX_DATAGRAM_SIZE = 1200 - (1 + 20 + 4 + 16) - (1 + 2) - 8;
-/** Streams this side may have open at once on one session. */
-export const MAX_LOCAL_STREAMS = 256;
 
 export interface WebTransportCloseInfo {
   closeCode: number;
@@ -31,6 +30,8 @@ export interface WebTransportCloseInfo {
 
 /** What a session needs from the server that carries it. */
 export interface SessionLink extends WtLink {
+  /** Streams this side may have open on one session. */
+  readonly maxStreamsPerSession: number;
   /** The next server-initiated stream ID of a kind on the connection. */
   nextStreamId(conn: number, bidi: boolean): number;
   /** Registers a stream so that the core's reports about it reach it. */
@@ -132,8 +133,9 @@ export class WebTransportSession {
 
   #openStream(bidi: boolean): Promise<WtStreamChannel> {
     if (!this.#open || this.#closing) return Promise.reject(new WebTransportError('the session is closed', { source: 'session' }));
-    if (this.#localStreams >= MAX_LOCAL_STREAMS) {
-      return Promise.reject(new WebTransportError(`${MAX_LOCAL_STREAMS} streams of this side are already open on the session`, { source: 'session' }));
+    const limit = this.link.maxStreamsPerSession;
+    if (this.#localStreams >= limit) {
+      return Promise.reject(new WebTransportError(`${limit} streams of this side are already open on the session`, { source: 'session' }));
     }
     const id = this.link.nextStreamId(this.conn, bidi);
     this.link.commands.openStream(this.conn, id, this.id);

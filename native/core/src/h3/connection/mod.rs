@@ -57,6 +57,8 @@ pub struct H3Options {
     /// Server-wide caps: sessions, client-opened session streams.
     pub wt_max_sessions: u64,
     pub wt_max_streams: u64,
+    /// Client-opened streams one session may have open.
+    pub wt_max_streams_per_session: u64,
     /// Application sessions: bytes of a stream read ahead of what the
     /// application reported consumed.
     pub wt_credit: usize,

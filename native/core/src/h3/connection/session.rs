@@ -164,6 +164,11 @@ impl H3Connection {
             wt::refuse_stream(quic, id, bidi);
             return false;
         };
+        if s.peer_streams.len() as u64 >= self.options.wt_max_streams_per_session {
+            wt::refuse_stream(quic, id, bidi);
+            app.on_session_stream(self.conn, StreamId(session), StreamId(id), SessionStream::Rejected, bidi);
+            return false;
+        }
         if !wt::try_open(&self.counters.wt_peer_streams_open, self.options.wt_max_streams) {
             wt::refuse_stream(quic, id, bidi);
             app.on_session_stream(self.conn, StreamId(session), StreamId(id), SessionStream::Rejected, bidi);
