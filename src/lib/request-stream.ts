@@ -149,3 +149,9 @@ export function h3CodeName(code: number): string {
   };
   return names[code] ?? `0x${code.toString(16)}`;
 }
+
+/** The value of a field's first line, without building the headers object. */
+export function firstLineValue(lines: readonly string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < lines.length; i += 2) if (lines[i] === name) return lines[i + 1];
+  return undefined;
+}

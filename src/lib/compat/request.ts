@@ -13,6 +13,7 @@
 // of the buffer exactly is not possible with setEncoding(): the buffer then
 // counts characters.)
 import { Readable } from 'node:stream';
+import { firstLineValue } from '../request-stream';
 import type { RequestStream } from '../request-stream';
 import { foldFieldLines, IncomingHeaders } from './header-rules';
 import type { ExchangeLink } from './exchange';
@@ -237,12 +238,6 @@ function foldRequestLines(lines: readonly string[]): IncomingHeaders {
   // as a gateway to HTTP/1.1 must. rawHeaders stays as received.
   if (headers.host === undefined && headers[':authority'] !== undefined) headers.host = headers[':authority'];
   return headers;
-}
-
-/** The value of a field's first line, without building the headers object. */
-export function firstLineValue(lines: readonly string[], name: string): string | undefined {
-  for (let i = 0; i + 1 < lines.length; i += 2) if (lines[i] === name) return lines[i + 1];
-  return undefined;
 }
 
 function distinct(lines: readonly string[]): Record<string, string[]> {

@@ -25,7 +25,8 @@ import { defaultTcpSide } from './tcp-side';
  */
 const DEFAULT_BODY_CREDIT = 256 * 1024;
 import { Exchange, ExchangeContext } from './exchange';
-import { firstLineValue, type Http3ServerRequest } from './request';
+import type { Http3ServerRequest } from './request';
+import { firstLineValue } from '../request-stream';
 import { Http3ServerResponse, responseInternals } from './response';
 import { Http3ConnectionSocket, Http3StreamSocket } from './socket';
 import { pinCompatMembers, swapsHttp1Prototypes } from './express-shadow';

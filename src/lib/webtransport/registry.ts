@@ -73,12 +73,7 @@ export class WebTransportRegistry implements SessionLink, SessionRequestOwner {
   }
 
   track(conn: number, channel: WtStreamChannel, session: WebTransportSession): void {
-    let m = this.#streams.get(conn);
-    if (!m) {
-      m = new Map();
-      this.#streams.set(conn, m);
-    }
-    m.set(channel.id, { channel, session });
+    perConnection(this.#streams, conn).set(channel.id, { channel, session });
   }
 
   datagramDropped(): void {
@@ -90,12 +85,7 @@ export class WebTransportRegistry implements SessionLink, SessionRequestOwner {
   accepted(request: WebTransportSessionRequest, stream: RequestStream): WebTransportSession {
     this.host.release(stream);
     const session = new WebTransportSession(this, stream.id, stream.connection, request.path);
-    let m = this.#sessions.get(stream.connection.id);
-    if (!m) {
-      m = new Map();
-      this.#sessions.set(stream.connection.id, m);
-    }
-    m.set(stream.id, session);
+    perConnection(this.#sessions, stream.connection.id).set(stream.id, session);
     return session;
   }
 
@@ -183,4 +173,14 @@ export class WebTransportRegistry implements SessionLink, SessionRequestOwner {
     if (!m) return;
     for (const [id, t] of m) if (t.session === session) m.delete(id);
   }
+}
+
+/** The inner map of one connection, made on first use. */
+function perConnection<T>(outer: Map<number, Map<number, T>>, conn: number): Map<number, T> {
+  let inner = outer.get(conn);
+  if (!inner) {
+    inner = new Map();
+    outer.set(conn, inner);
+  }
+  return inner;
 }

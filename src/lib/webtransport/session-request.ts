@@ -3,6 +3,7 @@
 // accept() answers 200 (with optional fields and a chosen subprotocol) and
 // gives the session; reject() answers a 4xx or 5xx. Until one of them is
 // called the session holds a place under the server's session limit.
+import { firstLineValue } from '../request-stream';
 import type { RequestStream } from '../request-stream';
 import { WebTransportError } from './error';
 import { WebTransportSession } from './session';
@@ -44,21 +45,15 @@ export class WebTransportSessionRequest {
     return this.stream.lines;
   }
 
-  #first(name: string): string | undefined {
-    const lines = this.stream.lines;
-    for (let i = 0; i + 1 < lines.length; i += 2) if (lines[i] === name) return lines[i + 1];
-    return undefined;
-  }
-
   get path(): string {
-    return this.#first(':path') ?? '/';
+    return firstLineValue(this.stream.lines, ':path') ?? '/';
   }
   get authority(): string {
-    return this.#first(':authority') ?? '';
+    return firstLineValue(this.stream.lines, ':authority') ?? '';
   }
   /** The page's origin as the browser sent it; undefined from clients that send none. */
   get origin(): string | undefined {
-    return this.#first('origin');
+    return firstLineValue(this.stream.lines, 'origin');
   }
 
   /** Field values by lowercase name, repeated fields joined with ", " (pseudo-headers left out). */

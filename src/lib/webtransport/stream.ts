@@ -12,13 +12,13 @@
 // writer back.
 import { Duplex } from 'node:stream';
 import type { CommandWriter } from '../../native/protocol';
+import { SEND_HIGH_WATER } from '../native-stream';
 import { WebTransportError } from './error';
 import { fromHttp3ErrorCode, toHttp3ErrorCode } from './error-codes';
 
 /** Bytes a stream's ReadableStream queues before it stops returning credit. */
 export const RECEIVE_HIGH_WATER = 64 * 1024;
-/** Bytes handed to the core and not yet taken by QUIC above which write() waits. */
-export const SEND_HIGH_WATER = 256 * 1024;
+/** write() waits above SEND_HIGH_WATER bytes not yet taken by QUIC (the same bound as a response body's), until half of it. */
 const SEND_LOW_WATER = SEND_HIGH_WATER / 2;
 const EMPTY = new Uint8Array(0);
 
