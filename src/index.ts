@@ -14,6 +14,9 @@ export type {
 export { H3Request } from './lib/request';
 export { H3Response, MAX_RESPONSE_FIELDS } from './lib/response';
 export { loadIdentity } from './lib/identity';
+// Workers: the `workers` option; in a worker thread, which one this is.
+export { isPrimary, workerIndex } from './lib/workers';
+export type { WorkerOptions, WorkerSteering } from './lib/workers';
 export type { Identity } from './lib/identity';
 export type { NativeCounters } from './native/binding';
 export type { CongestionControl, EarlyDataMode, QuicLbOptions, RetryMode, TransportOptions } from './lib/transport-options';

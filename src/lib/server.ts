@@ -205,8 +205,26 @@ export class Http3Server extends EventEmitter {
     if (this.identity.isDemo && this.#options.warnDemoIdentity !== false) {
       (this.#options.logger ?? stderrLogger).warn(`h3-node: ${DEMO_IDENTITY_WARNING} Pass cert and key to createServer for your own.`);
     }
-    this.emit('listening', addr);
-    return Promise.resolve(addr);
+    if (this.#core.workerGroup === undefined) {
+      this.emit('listening', addr);
+      return Promise.resolve(addr);
+    }
+    // With workers: listening once every worker is.
+    return this.#core.ready().then(
+      () => {
+        this.emit('listening', addr);
+        return addr;
+      },
+      async (e: Error) => {
+        await this.#core.close(false);
+        throw e;
+      },
+    );
+  }
+
+  /** With `workers`: how packets are steered, and each worker's connections and forwarded packets; undefined otherwise. */
+  workerStats() {
+    return this.#core.workerStats();
   }
 
   /** Requests handed to handlers and not yet answered or aborted. */
@@ -218,6 +236,10 @@ export class Http3Server extends EventEmitter {
   counters(): NativeCounters {
     return (
       this.#core.counters() ?? {
+        wtSessionsOpen: 0,
+        wtPeerStreamsOpen: 0,
+        wtSessionsEstablished: 0,
+        wtPeerStreamsOffered: 0,
         udpBytesReceived: 0,
         udpDatagramsReceived: 0,
         udpDatagramsSent: 0,

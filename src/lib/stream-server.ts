@@ -4,7 +4,8 @@
 // one. It decodes the core's event batches, keeps the open streams and
 // connections, and sends what streams ask for back as command batches (one
 // submit per batch handled, or per microtask for asynchronous answers).
-import { addon, NativeCounters, NativeServer } from '../native/binding';
+import { addon, NativeCounters, NativeGroupStats, NativeServer } from '../native/binding';
+import { claimWorkerPlace, WORKER_STEERINGS, WorkerPool, workerCount, workerEntryPath } from './workers';
 import { AbortReason, CommandWriter, ConnClosedInfo, decodeBatch, EventSink, LogLevel, RequestFlag } from '../native/protocol';
 import { Connection } from './connection';
 import type { DevHooks } from './dev-hooks';
@@ -97,6 +98,10 @@ export class StreamServer implements EventSink, StreamOwner {
   private resolveClosed: (() => void) | undefined;
   /** The application's WebTransport sessions (webtransportApp), else undefined; made by listen(). */
   sessions: WebTransportRegistry | undefined;
+  /** With workers: the other workers (in the primary only). */
+  private pool: WorkerPool | undefined;
+  /** With workers: the native group this server is one worker of. */
+  workerGroup: number | undefined;
 
   constructor(
     private readonly options: CoreOptions,
@@ -118,15 +123,36 @@ export class StreamServer implements EventSink, StreamOwner {
     return new WebTransportRegistry(host, (request) => onSessionRequest.call(this.events, request), o.webtransportMaxStreamsPerSession);
   }
 
-  /** Binds and starts; throws a one-line Error (port in use, bad identity). */
+  /**
+   * Binds and starts; throws a one-line Error (port in use, bad identity).
+   * With `workers` > 1 this thread is worker 0 and starts the others
+   * (`ready()` resolves once they listen); in a worker thread h3-node
+   * started, the first server to listen takes that worker's place, on the
+   * primary's port whatever `port` says.
+   */
   listen(port: number, host: string): AddressInfo {
     if (this.native) throw new Error('server is already listening');
     const o = this.options;
     const hooks = o.hooks;
+    const place = claimWorkerPlace();
+    const count = place ? 1 : workerCount(o.workers);
+    const entry = count > 1 ? workerEntryPath(o.workerEntry) : undefined;
+    if (o.workerSteering !== undefined && !WORKER_STEERINGS.includes(o.workerSteering)) {
+      throw new TypeError(`workerSteering must be one of ${WORKER_STEERINGS.join(', ')}, got ${JSON.stringify(o.workerSteering)}`);
+    }
     this.sessions = this.#makeSessionRegistry();
+    let worker: { workerGroup: number; workerIndex: number } | undefined;
+    if (place) {
+      worker = { workerGroup: place.group, workerIndex: place.index };
+      port = place.port;
+      host = place.host;
+    } else if (count > 1) {
+      worker = { workerGroup: addon(hooks?.addonPath).createWorkerGroup(count, o.workerSteering !== 'forwarding'), workerIndex: 0 };
+    }
     try {
       this.native = addon(hooks?.addonPath).listen(
         {
+          ...worker,
           host,
           port,
           certPath: o.certPath,
@@ -153,10 +179,32 @@ export class StreamServer implements EventSink, StreamOwner {
         (batch) => this.onBatch(batch),
       );
     } catch (e) {
+      place?.failed(e);
+      if (worker && !place) addon(hooks?.addonPath).releaseWorkerGroup(worker.workerGroup);
       throw new Error((e as Error).message);
     }
     this.local = this.native.address();
+    if (place) {
+      this.workerGroup = place.group;
+      place.listening((graceful) => this.close(graceful));
+    } else if (worker && entry) {
+      this.workerGroup = worker.workerGroup;
+      this.pool = new WorkerPool(worker.workerGroup, count, entry, this.local.port, host, this.logger);
+      this.pool.start();
+    }
     return this.local;
+  }
+
+  /** Resolves once every worker listens (at once without workers); rejects if one cannot. */
+  ready(): Promise<void> {
+    return this.pool?.ready ?? Promise.resolve();
+  }
+
+  /** With workers: how packets are steered, and each worker's connections and forwarded packets. */
+  workerStats(): (NativeGroupStats & { restarts: number }) | undefined {
+    if (this.workerGroup === undefined) return undefined;
+    const stats = addon(this.options.hooks?.addonPath).workerGroupStats(this.workerGroup);
+    return stats ? { ...stats, restarts: this.pool?.restarts ?? 0 } : undefined;
   }
 
   get listening(): boolean {
@@ -187,6 +235,8 @@ export class StreamServer implements EventSink, StreamOwner {
     const native = this.native;
     if (!native) return Promise.resolve();
     this.closing ??= new Promise<void>((resolve) => (this.resolveClosed = resolve));
+    // The other workers drain at the same time; onServerClosed waits for them.
+    void this.pool?.close(graceful);
     native.shutdown(graceful);
     if (graceful) this.sessions?.drainAll();
     return this.closing;
@@ -350,9 +400,16 @@ export class StreamServer implements EventSink, StreamOwner {
     this.connections.clear();
     this.streams.clear();
     native?.join();
-    this.resolveClosed?.();
-    this.closing = undefined;
-    this.events.onClose();
+    const pool = this.pool;
+    this.pool = undefined;
+    this.workerGroup = undefined;
+    const finish = () => {
+      this.resolveClosed?.();
+      this.closing = undefined;
+      this.events.onClose();
+    };
+    if (pool) void pool.close(false).then(finish, finish);
+    else finish();
   }
 
   /** The core never reports a request before its connection; this keeps a mistake from crashing. */

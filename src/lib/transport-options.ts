@@ -4,7 +4,9 @@
 // once here; checked here, so a mistake is a TypeError naming the option;
 // handed to the addon by addonTransportOptions.
 
-export interface TransportOptions {
+import type { WorkerOptions } from './workers';
+
+export interface TransportOptions extends WorkerOptions {
   /**
    * Key for stateless reset tokens (RFC 9000 section 10.3): 32 bytes, as a
    * Buffer or 64 hex digits. A server restarted with the same key resets
@@ -75,6 +77,9 @@ export function pickTransportOptions(o: TransportOptions): TransportOptions {
     retryTokenKey: o.retryTokenKey,
     ticketKey: o.ticketKey,
     earlyData: o.earlyData,
+    workers: o.workers,
+    workerEntry: o.workerEntry,
+    workerSteering: o.workerSteering,
   };
 }
 

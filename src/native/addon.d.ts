@@ -20,12 +20,14 @@ export declare class NativeServer {
   join(): void
 }
 
+/**
+ * Makes the group of `count` workers of one server; `ebpf`: steer packets
+ * to their owner in the kernel where it allows (else forward in-process).
+ */
+export declare function createWorkerGroup(count: number, ebpf: boolean): number
+
 export declare function limits(): NativeLimits
 
-/**
- * Binds the UDP socket, loads the TLS identity and starts the I/O thread.
- * `onEvents` receives every event batch as one Buffer.
- */
 export declare function listen(options: NativeOptions, onEvents: (batch: Buffer) => void): NativeServer
 
 export interface NativeAddress {
@@ -130,12 +132,34 @@ export interface NativeCounters {
   wtDatagramsDropped: number
   /** Bytes of application WebTransport streams read from QUIC. */
   wtStreamBytesRead: number
+  /**
+   * WebTransport sessions open now, server-wide (the session cap applies to it;
+   * it counts a session from its CONNECT until it ends).
+   */
+  wtSessionsOpen: number
+  /** Client-opened WebTransport streams open now, server-wide. */
+  wtPeerStreamsOpen: number
+  /** WebTransport sessions established (answered 2xx) since start. */
+  wtSessionsEstablished: number
+  /**
+   * Client-opened WebTransport streams offered for an open session since
+   * start, those refused over a cap included.
+   */
+  wtPeerStreamsOffered: number
   nativeResponses200: number
   nativeResponses413: number
   nativeResponses425: number
   nativeResponses429: number
   nativeResponses431: number
   nativeResponses501: number
+}
+
+export interface NativeGroupStats {
+  /** "ebpf" or "forwarding". */
+  steering: string
+  /** Why (for forwarding: what refused eBPF, or that it was not asked for). */
+  steeringReason: string
+  workers: Array<NativeWorkerStats>
 }
 
 /**
@@ -212,11 +236,27 @@ export interface NativeOptions {
    */
   earlyData?: string
   /**
+   * One worker of several: the group `createWorkerGroup` made, and this
+   * worker's index in it (0 to count - 1).
+   */
+  workerGroup?: number
+  workerIndex?: number
+  /**
    * Benchmark only ("a" or "c"): Rust answers Profile A / C itself
    * (bench_handler.rs, in addons built with the `bench-handler` feature),
    * to measure the boundary's cost.
    */
   benchNativeHandler?: string
+}
+
+export interface NativeWorkerStats {
+  connectionsAccepted: number
+  connectionsOpen: number
+  /** Packets this worker's socket read for a connection another worker owns. */
+  packetsForwarded: number
+  /** Packets other workers handed to this one. */
+  packetsReceivedForwarded: number
+  mailboxDrops: number
 }
 
 /**
@@ -228,3 +268,9 @@ export interface NativeOptions {
  * that returns false.
  */
 export declare function releaseFreeNativeMemory(): boolean
+
+/** Forgets a group once its server closed (workers still running keep it). */
+export declare function releaseWorkerGroup(id: number): void
+
+/** A group's steering and per-worker tallies. */
+export declare function workerGroupStats(id: number): NativeGroupStats | null

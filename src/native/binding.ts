@@ -6,14 +6,31 @@ import path from 'node:path';
 
 // The addon's types are generated from the Rust exports by `napi build`
 // (src/native/addon.d.ts); this file only finds and loads the binary.
-import type { limits, listen, releaseFreeNativeMemory, NativeAddress, NativeCounters, NativeLimits, NativeOptions, NativeServer } from './addon';
+import type {
+  createWorkerGroup,
+  limits,
+  listen,
+  releaseFreeNativeMemory,
+  releaseWorkerGroup,
+  workerGroupStats,
+  NativeAddress,
+  NativeCounters,
+  NativeGroupStats,
+  NativeLimits,
+  NativeOptions,
+  NativeServer,
+  NativeWorkerStats,
+} from './addon';
 
-export type { NativeAddress, NativeCounters, NativeLimits, NativeOptions, NativeServer };
+export type { NativeAddress, NativeCounters, NativeGroupStats, NativeLimits, NativeOptions, NativeServer, NativeWorkerStats };
 
 interface Addon {
   listen: typeof listen;
   limits: typeof limits;
   releaseFreeNativeMemory: typeof releaseFreeNativeMemory;
+  createWorkerGroup: typeof createWorkerGroup;
+  releaseWorkerGroup: typeof releaseWorkerGroup;
+  workerGroupStats: typeof workerGroupStats;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');

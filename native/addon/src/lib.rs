@@ -27,6 +27,7 @@ use h3core::config::Options;
 use h3core::connection_ids::QuicLb;
 use h3core::retry::RetryMode;
 use h3core::server::{Server, Shared};
+use h3core::workers::{Steering, WorkerGroup, WorkerRole};
 use h3core::{counters, h3, panic_report, server};
 
 #[napi(object)]
@@ -82,6 +83,10 @@ pub struct NativeOptions {
     /// 0-RTT: "safe" (the default: GET, HEAD and OPTIONS answered in early
     /// data, other methods 425), "all", or "off" (no early data).
     pub early_data: Option<String>,
+    /// One worker of several: the group `createWorkerGroup` made, and this
+    /// worker's index in it (0 to count - 1).
+    pub worker_group: Option<u32>,
+    pub worker_index: Option<u32>,
     /// Benchmark only ("a" or "c"): Rust answers Profile A / C itself
     /// (bench_handler.rs, in addons built with the `bench-handler` feature),
     /// to measure the boundary's cost.
@@ -176,8 +181,80 @@ pub struct NativeServer {
 
 /// Binds the UDP socket, loads the TLS identity and starts the I/O thread.
 /// `onEvents` receives every event batch as one Buffer.
+/// Worker groups by the number `createWorkerGroup` returned; process-wide,
+/// so every worker thread's addon instance finds the same group.
+static GROUPS: std::sync::Mutex<Vec<Option<Arc<WorkerGroup>>>> = std::sync::Mutex::new(Vec::new());
+
+fn group_of(id: u32) -> Option<Arc<WorkerGroup>> {
+    GROUPS.lock().unwrap_or_else(|p| p.into_inner()).get(id as usize).cloned().flatten()
+}
+
+/// Makes the group of `count` workers of one server; `ebpf`: steer packets
+/// to their owner in the kernel where it allows (else forward in-process).
 #[napi(catch_unwind)]
-pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => void")] on_events: EventCallback) -> Result<NativeServer> {
+pub fn create_worker_group(count: u32, ebpf: bool) -> Result<u32> {
+    let group = WorkerGroup::new(count as usize, ebpf).map_err(Error::from_reason)?;
+    let mut groups = GROUPS.lock().unwrap_or_else(|p| p.into_inner());
+    groups.push(Some(Arc::new(group)));
+    Ok((groups.len() - 1) as u32)
+}
+
+/// Forgets a group once its server closed (workers still running keep it).
+#[napi(catch_unwind)]
+pub fn release_worker_group(id: u32) {
+    if let Some(slot) = GROUPS.lock().unwrap_or_else(|p| p.into_inner()).get_mut(id as usize) {
+        *slot = None;
+    }
+}
+
+#[napi(object)]
+pub struct NativeWorkerStats {
+    pub connections_accepted: f64,
+    pub connections_open: f64,
+    /// Packets this worker's socket read for a connection another worker owns.
+    pub packets_forwarded: f64,
+    /// Packets other workers handed to this one.
+    pub packets_received_forwarded: f64,
+    pub mailbox_drops: f64,
+}
+
+#[napi(object)]
+pub struct NativeGroupStats {
+    /// "ebpf" or "forwarding".
+    pub steering: String,
+    /// Why (for forwarding: what refused eBPF, or that it was not asked for).
+    pub steering_reason: String,
+    pub workers: Vec<NativeWorkerStats>,
+}
+
+/// A group's steering and per-worker tallies.
+#[napi(catch_unwind)]
+pub fn worker_group_stats(id: u32) -> Option<NativeGroupStats> {
+    let group = group_of(id)?;
+    let (steering, reason) = group.steering();
+    let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as f64;
+    Some(NativeGroupStats {
+        steering: match steering {
+            Steering::Ebpf => "ebpf".into(),
+            Steering::Forwarding => "forwarding".into(),
+        },
+        steering_reason: reason,
+        workers: group
+            .workers
+            .iter()
+            .map(|w| NativeWorkerStats {
+                connections_accepted: get(&w.connections_accepted),
+                connections_open: get(&w.connections_open),
+                packets_forwarded: get(&w.packets_forwarded),
+                packets_received_forwarded: get(&w.packets_received_forwarded),
+                mailbox_drops: get(&w.mailbox_drops),
+            })
+            .collect(),
+    })
+}
+
+#[napi(catch_unwind)]
+pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => void")] on_events: EventCallback) -> Result<NativeServer> {
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port out of range: {}", options.port)))?;
     let d = Options::default();
     let stateless_reset_key = match options.stateless_reset_key {
@@ -218,7 +295,16 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         Some("off") => (false, false),
         Some(other) => return Err(Error::from_reason(format!("earlyData must be safe, all or off, got {other:?}"))),
     };
+    let worker = match (options.worker_group, options.worker_index) {
+        (None, None) => None,
+        (Some(id), Some(index)) => Some(WorkerRole {
+            group: group_of(id).ok_or_else(|| Error::from_reason(format!("no worker group {id}")))?,
+            index: index as usize,
+        }),
+        _ => return Err(Error::from_reason("workerGroup and workerIndex go together")),
+    };
     let opts = Options {
+        worker,
         host: options.host,
         port,
         cert_path: options.cert_path,
@@ -257,10 +343,19 @@ pub fn listen(options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => v
         on_events.call(Buffer::from(batch), ThreadsafeFunctionCallMode::NonBlocking);
     });
     let link = JsLink::new(inbox.clone(), sink);
-    match options.bench_native_handler.as_deref() {
+    let server = match options.bench_native_handler.as_deref() {
         None | Some("") => start(opts, inbox, link),
         Some(name) => start_bench(opts, inbox, link, name),
-    }
+    }?;
+    // A worker thread that ends without close() (an uncaught exception)
+    // takes its JavaScript with it: its I/O loop stops too, closing its
+    // connections and its socket, rather than serve with nobody to answer.
+    let shared = server.shared.clone();
+    env.add_env_cleanup_hook(shared, |shared| {
+        shared.shutdown.fetch_max(server::SHUTDOWN_NOW, Ordering::AcqRel);
+        let _ = shared.waker.wake();
+    })?;
+    Ok(server)
 }
 
 #[cfg(feature = "bench-handler")]

@@ -78,6 +78,10 @@ pub struct Options {
     /// TLS session ticket key (48 bytes: BoringSSL's name, HMAC and AES
     /// keys); None: BoringSSL's own, random per process and rotated by it.
     pub ticket_key: Option<[u8; 48]>,
+    /// One worker of several (workers.rs): its socket shares the port
+    /// (SO_REUSEPORT), its connection IDs carry its index, and it adds to
+    /// the group's counters.
+    pub worker: Option<crate::workers::WorkerRole>,
 }
 
 impl Default for Options {
@@ -111,6 +115,7 @@ impl Default for Options {
             retry: crate::retry::RetryMode::Auto { half_open: crate::retry::AUTO_THRESHOLD },
             retry_key: None,
             ticket_key: None,
+            worker: None,
             early_data: true,
             early_data_any_method: false,
         }
@@ -173,7 +178,10 @@ impl Options {
         c.enable_pacing(self.pacing);
         // Resumption across processes and restarts: every server given the
         // same key decrypts the others' session tickets.
-        if let Some(key) = &self.ticket_key {
+        // Workers share one key (the group's, when none is given), so a
+        // client resumes on whichever worker its next connection lands.
+        let group_key = self.worker.as_ref().map(|w| &w.group.ticket_key);
+        if let Some(key) = self.ticket_key.as_ref().or(group_key) {
             c.set_ticket_key(key).map_err(ListenError::Quiche)?;
         }
         if self.early_data {

@@ -66,11 +66,27 @@ impl QuicLb {
 #[derive(Debug, Clone, Default)]
 pub struct ConnectionIds {
     lb: Option<QuicLb>,
+    /// With workers (workers.rs): this worker's index, written at
+    /// `worker_offset()`.
+    worker: Option<u8>,
 }
 
 impl ConnectionIds {
     pub fn new(lb: Option<QuicLb>) -> ConnectionIds {
-        ConnectionIds { lb }
+        ConnectionIds { lb, worker: None }
+    }
+
+    /// IDs that name worker `index` of a group.
+    pub fn for_worker(lb: Option<QuicLb>, index: u8) -> ConnectionIds {
+        ConnectionIds { lb, worker: Some(index) }
+    }
+
+    /// Where a worker's index sits in an ID: the first nonce byte after
+    /// the QUIC-LB server ID, else byte 1 (byte 0 of a QUIC-LB ID is the
+    /// configuration; without QUIC-LB it is left random too). Always within
+    /// the shortest ID issued, the Retry source's.
+    pub fn worker_offset(lb: Option<&QuicLb>) -> usize {
+        lb.map_or(1, |lb| 1 + lb.server_id.len())
     }
 
     /// A fresh ID; None only if the system's random source failed.
@@ -81,6 +97,9 @@ impl ConnectionIds {
             // Self-described length: the ID's length minus one.
             cid[0] = (lb.config_id << 5) | (CID_LEN as u8 - 1);
             cid[1..1 + lb.server_id.len()].copy_from_slice(&lb.server_id);
+        }
+        if let Some(index) = self.worker {
+            cid[Self::worker_offset(self.lb.as_ref())] = index;
         }
         Some(cid)
     }
@@ -138,6 +157,18 @@ mod tests {
         assert_eq!(cid.len(), 11, "first octet, 6 bytes of server id, 4 of nonce");
         assert_eq!(usize::from(cid[0] & 0x1f) + 1, cid.len());
         assert_eq!(ConnectionIds::server_id_of(&cid, 6), Some((3, &[9u8; 6][..])));
+    }
+
+    #[test]
+    fn a_worker_writes_its_index_after_the_server_id_in_every_id_and_retry_id() {
+        let lb = QuicLb::new(1, vec![7, 7]).unwrap();
+        let ids = ConnectionIds::for_worker(Some(lb.clone()), 5);
+        assert_eq!(ConnectionIds::worker_offset(Some(&lb)), 3);
+        assert_eq!(ids.generate().unwrap()[3], 5);
+        assert_eq!(ids.generate_for_retry().unwrap()[3], 5);
+        let plain = ConnectionIds::for_worker(None, 2);
+        assert_eq!(plain.generate().unwrap()[1], 2);
+        assert_eq!(plain.generate_for_retry().unwrap()[1], 2);
     }
 
     #[test]

@@ -83,6 +83,16 @@ macro_rules! reported_counters {
                 wt_datagrams_dropped,
                 #[doc = "Bytes of application WebTransport streams read from QUIC."]
                 wt_stream_bytes_read,
+                #[doc = "WebTransport sessions open now, server-wide (the session cap applies to it;"]
+                #[doc = "it counts a session from its CONNECT until it ends)."]
+                wt_sessions_open,
+                #[doc = "Client-opened WebTransport streams open now, server-wide."]
+                wt_peer_streams_open,
+                #[doc = "WebTransport sessions established (answered 2xx) since start."]
+                wt_sessions_established,
+                #[doc = "Client-opened WebTransport streams offered for an open session since"]
+                #[doc = "start, those refused over a cap included."]
+                wt_peer_streams_offered,
             }
             // Responses the native core wrote by itself: the 200 that opens a
             // WebTransport session, 413 over the body window, 429 past the
@@ -104,11 +114,6 @@ macro_rules! define_counters {
         #[derive(Default)]
         pub struct Counters {
             $($(#[$doc])* pub $name: AtomicU64,)*
-            /// WebTransport sessions open now, server-wide (the build-time cap
-            /// applies to it).
-            pub wt_sessions_open: AtomicU64,
-            /// Client-opened WebTransport streams open now, server-wide.
-            pub wt_peer_streams_open: AtomicU64,
             /// Responses the native core wrote by itself, by status: they never
             /// reach JavaScript's 'response' event. The benchmark-only native
             /// handler is not counted here.

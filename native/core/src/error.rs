@@ -24,6 +24,8 @@ pub enum ListenError {
     UdpSetup(io::Error),
     /// No congestion controller by that name in quiche.
     CongestionControl { name: String },
+    /// A worker could not join its group (workers.rs).
+    Workers(String),
 }
 
 impl fmt::Display for ListenError {
@@ -47,6 +49,7 @@ impl fmt::Display for ListenError {
             ListenError::Bind { addr, cause } => write!(f, "cannot bind UDP {addr}: {cause}"),
             ListenError::Socket(e) => write!(f, "{e}"),
             ListenError::UdpSetup(e) => write!(f, "UDP socket setup: {e}"),
+            ListenError::Workers(e) => write!(f, "workers: {e}"),
         }
     }
 }

@@ -29,7 +29,9 @@ pub mod qlog;
 pub mod reset;
 pub mod retry;
 pub mod server;
+pub mod steering;
 #[cfg(any(test, feature = "test-pair"))]
 pub mod testing;
 pub mod udp_bind;
 pub mod varint;
+pub mod workers;

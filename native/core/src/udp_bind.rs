@@ -15,21 +15,47 @@ use socket2::{Domain, Protocol, Socket, Type};
 /// IPv6 (no address family, or no IPv6 address to bind) it binds `0.0.0.0`
 /// on the same port instead, as Node's `net` does for an unspecified host
 /// (the socket's local address then says IPv4, which the startup line shows).
-pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
+/// `shared`: SO_REUSEPORT, for the sockets of one server's workers (set
+/// only then, so a second server on a port in use still fails to bind).
+pub fn bind(addr: SocketAddr, shared: bool) -> io::Result<UdpSocket> {
     if addr.ip() != Ipv6Addr::UNSPECIFIED {
-        return UdpSocket::bind(addr);
+        return bind_one(addr, shared, None);
     }
-    match bind_dual_stack(addr) {
-        Err(e) if no_ipv6(&e) => UdpSocket::bind(SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), addr.port())),
+    match bind_one(addr, shared, Some(false)) {
+        Err(e) if no_ipv6(&e) => bind_one(SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), addr.port()), shared, None),
         result => result,
     }
 }
 
-fn bind_dual_stack(addr: SocketAddr) -> io::Result<UdpSocket> {
-    let socket = Socket::new(Domain::IPV6, Type::DGRAM, Some(Protocol::UDP))?;
-    socket.set_only_v6(false)?;
+fn bind_one(addr: SocketAddr, shared: bool, only_v6: Option<bool>) -> io::Result<UdpSocket> {
+    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    if let Some(v6) = only_v6 {
+        socket.set_only_v6(v6)?;
+    }
+    if shared {
+        set_reuse_port(&socket)?;
+    }
     socket.bind(&addr.into())?;
     Ok(socket.into())
+}
+
+fn set_reuse_port(socket: &Socket) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: a valid pointer to an int of the size given.
+    let r = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_REUSEPORT,
+            &on as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 fn no_ipv6(e: &io::Error) -> bool {
@@ -64,7 +90,7 @@ mod tests {
 
     #[test]
     fn unspecified_ipv6_takes_ipv4_and_ipv6_clients() {
-        let socket = bind("[::]:0".parse().unwrap()).unwrap();
+        let socket = bind("[::]:0".parse().unwrap(), false).unwrap();
         let local = socket.local_addr().unwrap();
         if local.is_ipv4() {
             return; // no IPv6 on this host: it fell back, nothing dual-stack to check

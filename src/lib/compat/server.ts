@@ -17,6 +17,7 @@ import { Logger, stderrLogger } from '../log';
 import { DEMO_IDENTITY_WARNING } from '../identity';
 import { devHooksOf, StreamServerFactory } from '../dev-hooks';
 import { defaultTcpSide } from './tcp-side';
+import { isPrimary } from '../workers';
 
 /**
  * Request body bytes read ahead of what each request's consumer took: a
@@ -240,18 +241,23 @@ export class Http3SecureServer extends EventEmitter {
     if (this.#tls.isDemo && o.warnDemoIdentity !== false) {
       this.#logger.warn(`h3-node: ${DEMO_IDENTITY_WARNING} Pass cert and key to createSecureServer for your own.`);
     }
-    const tcp = this.#tcp;
-    if (tcp) {
-      tcp.listen(this.#address.port, host).then(
-        () => this.#markListening(),
-        (e) => {
-          this.emit('error', e);
-          this.close();
-        },
-      );
-    } else {
-      process.nextTick(() => this.#markListening());
-    }
+    // The TCP side runs in the primary only: node:net cannot share a port
+    // between threads, and it only serves the fallback and the Alt-Svc that
+    // sends clients to UDP, where every worker serves.
+    const tcp = isPrimary ? this.#tcp : undefined;
+    const workersReady = (core as { ready?: () => Promise<void> }).ready?.() ?? Promise.resolve();
+    Promise.all([tcp?.listen(this.#address.port, host), workersReady]).then(
+      () => this.#markListening(),
+      (e) => {
+        this.emit('error', e);
+        this.close();
+      },
+    );
+  }
+
+  /** With `workers`: how packets are steered, and each worker's connections and forwarded packets; undefined otherwise. */
+  workerStats() {
+    return (this.#core as { workerStats?: StreamServer['workerStats'] } | undefined)?.workerStats?.();
   }
 
   #markListening(): void {

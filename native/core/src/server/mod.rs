@@ -67,9 +67,10 @@ pub const SHUTDOWN_NOW: u8 = 2;
 /// State shared between the loop thread and the threads that control it.
 pub struct Shared {
     pub shutdown: AtomicU8,
-    /// Wakes the loop: after a shutdown request, or when the application
-    /// has responses or acknowledgements for it.
-    pub waker: Waker,
+    /// Wakes the loop: after a shutdown request, when the application
+    /// has responses or acknowledgements for it, or when another worker
+    /// left packets in its mailbox.
+    pub waker: Arc<Waker>,
     pub counters: Arc<Counters>,
 }
 
@@ -104,6 +105,42 @@ pub struct Server<A: Application> {
     /// Pacing is on and quiche's controller does not pace (CUBIC, Reno):
     /// the server's token bucket does (pacer.rs).
     own_pacing: bool,
+    /// One worker of several: its group, mailbox and the packets others
+    /// forwarded to it (workers.rs).
+    worker: Option<WorkerTie>,
+}
+
+/// A worker's ties to its group.
+struct WorkerTie {
+    role: crate::workers::WorkerRole,
+    mailbox: Arc<crate::workers::Mailbox>,
+    /// Where the worker index sits in a connection ID.
+    offset: usize,
+    /// Packets taken from the mailbox, processed this turn.
+    forwarded: std::collections::VecDeque<crate::workers::Forwarded>,
+    /// The forwarded packet being processed (quiche decrypts in place).
+    buf: Vec<u8>,
+    /// Workers that were handed packets this turn, woken once at its end.
+    wake: u64,
+}
+
+/// Where a datagram being processed lies.
+#[derive(Clone, Copy)]
+enum Source {
+    /// In the socket's receive buffer, at this offset.
+    Socket(usize),
+    /// In the worker's forwarded-packet buffer.
+    Forwarded,
+}
+
+/// The bytes of the datagram at `src`; a function of the two fields, not
+/// of the server, so the rest of it stays free to borrow.
+fn datagram<'a>(socket: &'a mut Socket, worker: &'a mut Option<WorkerTie>, src: Source, len: usize) -> &'a mut [u8] {
+    match (src, worker) {
+        (Source::Socket(off), _) => &mut socket.recv_buf[off..off + len],
+        (Source::Forwarded, Some(w)) => &mut w.buf[..len],
+        (Source::Forwarded, None) => &mut [],
+    }
 }
 
 pub struct Bound<A: Application> {
@@ -120,20 +157,38 @@ impl<A: Application> Server<A> {
         let reset_key = options.stateless_reset_key;
         let keylog = options.keylog_path.as_deref().map(crate::keylog::KeyLog::open).transpose()?;
         let qlog = options.qlog_dir.as_deref().map(crate::qlog::QlogDir::new).transpose()?;
-        let mut socket = Socket::bind(&options.host, options.port)?;
+        let mut socket = Socket::bind(&options.host, options.port, options.worker.is_some())?;
         let local = socket.local;
         let poll = Poll::new().map_err(ListenError::Socket)?;
         socket.register(poll.registry(), SOCKET)?;
-        let waker = Waker::new(poll.registry(), WAKER).map_err(ListenError::Socket)?;
-        let shared = Arc::new(Shared {
-            shutdown: AtomicU8::new(SHUTDOWN_NONE),
-            waker,
-            counters: Arc::new(Counters::default()),
-        });
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(ListenError::Socket)?);
+        let counters = options.worker.as_ref().map_or_else(|| Arc::new(Counters::default()), |w| w.group.counters.clone());
+        let shared = Arc::new(Shared { shutdown: AtomicU8::new(SHUTDOWN_NONE), waker: waker.clone(), counters });
+        let worker = match &options.worker {
+            None => None,
+            Some(role) => {
+                let mailbox = Arc::new(crate::workers::Mailbox::new(waker));
+                let offset = crate::connection_ids::ConnectionIds::worker_offset(options.quic_lb.as_ref());
+                role.group.join(role.index, offset, mailbox.clone(), socket.raw_fd()).map_err(ListenError::Workers)?;
+                Some(WorkerTie {
+                    role: role.clone(),
+                    mailbox,
+                    offset,
+                    forwarded: Default::default(),
+                    buf: vec![0; MAX_PACKET * 2],
+                    wake: 0,
+                })
+            }
+        };
+        let ids = match &options.worker {
+            None => crate::connection_ids::ConnectionIds::new(options.quic_lb.clone()),
+            Some(w) => crate::connection_ids::ConnectionIds::for_worker(options.quic_lb.clone(), w.index as u8),
+        };
         let own_pacing = options.pacing && !options.congestion_control.starts_with("bbr");
         let server = Server {
             own_pacing,
-            ids: crate::connection_ids::ConnectionIds::new(options.quic_lb.clone()),
+            ids,
+            worker,
             retry_key: options.retry_key.unwrap_or_else(crate::retry::process_key),
             half_open: 0,
             poll,
@@ -183,6 +238,9 @@ impl<A: Application> Server<A> {
             if let Some(mut conn) = self.table.remove(h) {
                 conn.h3.on_connection_closed(&mut self.app);
                 Counters::sub(&self.shared.counters.connections_open, 1);
+                if let Some(w) = self.worker_counters() {
+                    Counters::sub(&w.connections_open, 1);
+                }
                 let closed = ConnClosed {
                     how: CloseHow::Local,
                     is_app: true,
@@ -193,6 +251,9 @@ impl<A: Application> Server<A> {
                 };
                 self.app.on_conn_closed(h, closed);
             }
+        }
+        if let Some(w) = &self.worker {
+            w.role.group.leave(w.role.index, &w.mailbox);
         }
         self.app.on_server_closed();
         self.app.end_turn();
@@ -211,8 +272,14 @@ impl<A: Application> Server<A> {
         self.check_shutdown();
         // A turn woken by the waker or a timer alone does not read: the
         // socket was found empty and no datagram has arrived since.
+        if self.app.accepting() {
+            self.read_forwarded();
+        }
         if self.socket.may_have_more && self.app.accepting() {
             self.read_packets();
+        }
+        if let Some(w) = &mut self.worker {
+            w.role.group.wake(std::mem::take(&mut w.wake));
         }
         self.fire_timers();
         self.expire_handshakes();
@@ -220,6 +287,10 @@ impl<A: Application> Server<A> {
         self.send_packets();
         self.collect_closed();
         self.app.end_turn();
+    }
+
+    fn worker_counters(&self) -> Option<&crate::workers::WorkerCounters> {
+        self.worker.as_ref().map(|w| &w.role.group.workers[w.role.index])
     }
 
     fn poll_timeout(&self) -> Option<Duration> {
@@ -260,7 +331,7 @@ impl<A: Application> Server<A> {
                 let mut off = 0;
                 while off < meta.len {
                     let len = stride.min(meta.len - off);
-                    self.on_datagram(base + off, len, meta.addr);
+                    self.on_datagram(Source::Socket(base + off), len, meta.addr);
                     off += len;
                 }
             }
@@ -276,10 +347,61 @@ impl<A: Application> Server<A> {
         self.socket.may_have_more = true;
     }
 
-    fn on_datagram(&mut self, off: usize, len: usize, from: SocketAddr) {
-        Counters::add(&self.shared.counters.udp_bytes_received, len as u64);
-        Counters::add(&self.shared.counters.udp_datagrams_received, 1);
-        let buf = &mut self.socket.recv_buf[off..off + len];
+    /// Processes what other workers' sockets read for this worker, as if
+    /// its own had.
+    fn read_forwarded(&mut self) {
+        let Some(w) = &mut self.worker else { return };
+        w.mailbox.take(&mut w.forwarded);
+        while let Some(p) = self.worker.as_mut().and_then(|w| w.forwarded.pop_front()) {
+            let Some(w) = &mut self.worker else { return };
+            let len = p.data.len().min(w.buf.len());
+            w.buf[..len].copy_from_slice(&p.data[..len]);
+            self.on_datagram(Source::Forwarded, len, p.from);
+        }
+    }
+
+    /// With workers: hands a packet another worker owns to it, unless its
+    /// connection is in this worker's table (accepted while the owner was
+    /// not running) or the owner is not running. True if handed over (or
+    /// dropped at a full mailbox).
+    #[inline]
+    fn forward_if_foreign(&mut self, src: Source, len: usize, from: SocketAddr, dcid: &[u8]) -> bool {
+        let Some(w) = &self.worker else { return false };
+        let Some(owner) = w.role.group.owner_of(dcid, w.offset) else { return false };
+        // A forwarded packet is never forwarded again.
+        let Source::Socket(off) = src else { return false };
+        if owner == w.role.index || self.table.route(dcid).is_some() {
+            return false;
+        }
+        let data = &self.socket.recv_buf[off..off + len];
+        match w.role.group.forward(w.role.index, owner, data, from) {
+            crate::workers::ForwardOutcome::NotRunning => false,
+            _ => {
+                if let Some(w) = &mut self.worker {
+                    w.wake |= 1 << owner;
+                }
+                true
+            }
+        }
+    }
+
+    fn on_datagram(&mut self, src: Source, len: usize, from: SocketAddr) {
+        if let Source::Socket(_) = src {
+            // Counted once, by the worker whose socket read it.
+            Counters::add(&self.shared.counters.udp_bytes_received, len as u64);
+            Counters::add(&self.shared.counters.udp_datagrams_received, 1);
+        }
+        if self.worker.is_some() {
+            let buf = datagram(&mut self.socket, &mut self.worker, src, len);
+            let Ok(hdr) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN) else { return };
+            let mut dcid = [0u8; quiche::MAX_CONN_ID_LEN];
+            let n = hdr.dcid.len();
+            dcid[..n].copy_from_slice(&hdr.dcid);
+            if self.forward_if_foreign(src, len, from, &dcid[..n]) {
+                return;
+            }
+        }
+        let buf = datagram(&mut self.socket, &mut self.worker, src, len);
         let Ok(hdr) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN) else { return };
         let id = match self.table.route(hdr.dcid.as_ref()) {
             Some(id) => id,
@@ -318,7 +440,7 @@ impl<A: Application> Server<A> {
         };
         let local = self.socket.local;
         let Some(conn) = self.table.get_mut(id) else { return };
-        let buf = &mut self.socket.recv_buf[off..off + len];
+        let buf = datagram(&mut self.socket, &mut self.worker, src, len);
         let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to: local })));
         if result.is_err() {
             self.on_panic(id, "packet processing");
@@ -445,6 +567,10 @@ impl<A: Application> Server<A> {
         let h3 = H3Connection::new(id, self.h3_options.clone(), local_settings, self.shared.counters.clone());
         Counters::add(&self.shared.counters.connections_accepted, 1);
         Counters::add(&self.shared.counters.connections_open, 1);
+        if let Some(w) = self.worker_counters() {
+            Counters::add(&w.connections_accepted, 1);
+            Counters::add(&w.connections_open, 1);
+        }
         let cid_hex = hex(&scid);
         let now = Instant::now();
         self.app.on_conn_open(id, display(from), &cid_hex);
@@ -821,6 +947,9 @@ impl<A: Application> Server<A> {
             }
             conn.h3.on_connection_closed(&mut self.app);
             Counters::sub(&self.shared.counters.connections_open, 1);
+            if let Some(w) = self.worker_counters() {
+                Counters::sub(&w.connections_open, 1);
+            }
             if !conn.quic.is_established() {
                 Counters::add(&self.shared.counters.handshake_failures, 1);
             }

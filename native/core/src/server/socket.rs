@@ -101,10 +101,10 @@ fn bracket(host: &str) -> String {
 }
 
 impl Socket {
-    pub fn bind(host: &str, port: u16) -> Result<Socket, ListenError> {
+    pub fn bind(host: &str, port: u16, shared: bool) -> Result<Socket, ListenError> {
         let addr: SocketAddr =
             format!("{}:{}", bracket(host), port).parse().map_err(|_| ListenError::InvalidHost { host: host.to_string() })?;
-        let std_socket = crate::udp_bind::bind(addr).map_err(|cause| match cause.kind() {
+        let std_socket = crate::udp_bind::bind(addr, shared).map_err(|cause| match cause.kind() {
             ErrorKind::AddrInUse => ListenError::PortInUse { port, host: host.to_string() },
             _ => ListenError::Bind { addr, cause },
         })?;
@@ -132,6 +132,11 @@ impl Socket {
             // it ready at registration (epoll reports what is queued).
             may_have_more: false,
         })
+    }
+
+    pub fn raw_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.socket.as_raw_fd()
     }
 
     pub fn register(&mut self, registry: &Registry, token: Token) -> Result<(), ListenError> {

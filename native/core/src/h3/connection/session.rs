@@ -14,6 +14,7 @@ impl H3Connection {
             self.queue(quic, id, data, false);
         }
         self.sessions.insert(id, Session::new());
+        Counters::add(&self.counters.wt_sessions_established, 1);
         app.on_session_open(self.conn, StreamId(id), path);
     }
 
@@ -164,6 +165,7 @@ impl H3Connection {
             wt::refuse_stream(quic, id, bidi);
             return false;
         };
+        Counters::add(&self.counters.wt_peer_streams_offered, 1);
         if s.peer_streams.len() as u64 >= self.options.wt_max_streams_per_session {
             wt::refuse_stream(quic, id, bidi);
             app.on_session_stream(self.conn, StreamId(session), StreamId(id), SessionStream::Rejected, bidi);
@@ -357,6 +359,7 @@ impl H3Connection {
                     _ => Vec::new(),
                 };
                 self.sessions.insert(id, Session::new());
+                Counters::add(&self.counters.wt_sessions_established, 1);
                 self.notices.push(Notice::SessionOpen(id, path));
                 true
             }
