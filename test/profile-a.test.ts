@@ -3,15 +3,16 @@ import assert from 'node:assert/strict';
 import { BEARER_TOKEN, SESSION_COOKIE } from '../src/demo';
 import { handleProfileA } from '../src/demo/profiles/profile-a';
 import { field, request, runClient } from './helpers/h3client';
-import { startServer } from './helpers/server';
+import { onWorkers, startOnWorkers, startServer } from './helpers/server';
 import type { Http3Server } from '../src';
 
-describe('Profile A over HTTP/3 (aioquic client)', function () {
+// Every case runs on one worker and again on two (issue 15).
+for (const workers of [1, 2]) describe(`Profile A over HTTP/3 (aioquic client)${onWorkers(workers)}`, function () {
   let server: Http3Server;
   let port: number;
 
   before(async () => {
-    ({ server, port } = await startServer(handleProfileA));
+    ({ server, port } = workers === 1 ? await startServer(handleProfileA) : await startOnWorkers({ workers, app: 'a' }));
   });
   after(() => server.close());
 

@@ -7,6 +7,7 @@ import type { CongestionControl, RetryMode } from '../lib/transport-options';
 import { withDevHooks } from '../lib/dev-hooks';
 import { DEMO_IDENTITY_WARNING } from '../lib/identity';
 import { PROFILES } from './profiles';
+import { isPrimary } from '../lib/workers';
 import {
   addObservabilityOptions,
   checkObservability,
@@ -61,7 +62,8 @@ async function main(argv: string[]): Promise<void> {
     .option('--port <integer>', 'UDP port to listen on, 0-65535 (0 picks a free port)', parsePort, 4433)
     .option('--host <address>', 'local address to bind, IPv4 or IPv6; :: takes both (0.0.0.0 where the host has no IPv6)', '::')
     .option('--cert <path>', 'PEM certificate chain (default: the public demo certificate in certs/)')
-    .option('--key <path>', 'PEM private key matching --cert (default: the public demo key)');
+    .option('--key <path>', 'PEM private key matching --cert (default: the public demo key)')
+    .option('--workers <integer>', 'serve on this many workers, each a thread with its own I/O thread and socket on the port (1-64)', parseWorkers, 1);
   for (const [flag, , help] of LIMIT_FLAGS) program.option(flag, help, parseCount);
   program
     .addOption(new Option('--cc <name>', 'congestion control').choices([...CONGESTION_CONTROLS]).default('cubic'))
@@ -88,6 +90,7 @@ async function main(argv: string[]): Promise<void> {
       cc: CongestionControl;
       pacing: boolean;
       retry: RetryMode;
+      workers: number;
       devPanicOnPath?: string;
     } & ObservabilityOptions
   >();
@@ -110,6 +113,7 @@ async function main(argv: string[]): Promise<void> {
       congestionControl: opts.cc,
       pacing: opts.pacing,
       retry: opts.retry,
+      workers: opts.workers,
       cert: opts.cert,
       key: opts.key,
       logger,
@@ -121,6 +125,12 @@ async function main(argv: string[]): Promise<void> {
     return fail((e as Error).message);
   }
   attach?.(server);
+  if (!isPrimary) {
+    // An added worker (--workers): it serves; the primary prints, answers
+    // signals and runs the metrics endpoint and demo page for the server.
+    await server.listen(opts.port, opts.host);
+    return;
+  }
   let addr;
   let metrics;
   let demoPage;
@@ -134,6 +144,7 @@ async function main(argv: string[]): Promise<void> {
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const spki = server.identity.spkiSha256;
   logger.info(`${NAME}: ${profile.title} listening on udp ${host}:${addr.port} (HTTP/3, ALPN h3${familyNote(opts.host, addr.family)})`);
+  if (opts.workers > 1) logger.info(`${NAME}: ${opts.workers} workers, packets steered by ${workerSteeringNote(server)}`);
   logger.info(`${NAME}: certificate ${server.identity.certPath} SPKI sha256 (base64): ${spki}`);
   logger.info(
     `${NAME}: chromium flags: --origin-to-force-quic-on=localhost:${addr.port} --ignore-certificate-errors-spki-list=${spki}`,
@@ -164,6 +175,20 @@ async function main(argv: string[]): Promise<void> {
 /** Runs the demo server from `argv` (process.argv's shape) until SIGINT or SIGTERM; exits 2 on a usage error. */
 export function runCli(argv: string[]): void {
   main(argv).catch((e) => fail(String(e?.message ?? e)));
+}
+
+/** How the workers' packets are steered, for the startup line. */
+function workerSteeringNote(server: { workerStats(): { steering: string; steeringReason: string } | undefined }): string {
+  const stats = server.workerStats();
+  if (!stats) return 'nothing';
+  return stats.steering === 'ebpf' ? 'connection ID in the kernel (eBPF)' : `forwarding between workers (${stats.steeringReason})`;
+}
+
+/** The --workers count: an integer from 1 to 64. */
+function parseWorkers(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > 64) throw new InvalidArgumentError('must be an integer from 1 to 64');
+  return n;
 }
 
 /** What the wildcard bind covers: `::` takes IPv4 and IPv6 clients, or fell back to IPv4 alone. */

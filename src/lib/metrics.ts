@@ -4,7 +4,9 @@
 // native counters straight from the core, request statuses from the
 // server's 'response' events plus the core's tally of its own answers, the
 // WebTransport counters from the server's session events (the ones Profile
-// B's `/stats` reports). A registry per endpoint, so several servers in one
+// B's `/stats` reports). With workers every figure is the whole server's:
+// the native counters are shared by the workers, and statuses and
+// WebTransport figures come from them rather than this thread's events. A registry per endpoint, so several servers in one
 // process do not share series; Prometheus adds the `instance` label that
 // tells several processes apart.
 import http from 'node:http';
@@ -98,9 +100,14 @@ export function createMetricsRegistry(server: Http3Server, webtransport = false)
       for (const [k, count] of native) {
         if (count > 0) fromNative.set(k, Math.max(fromNative.get(k) ?? 0, count));
       }
+      // With workers, the other workers' handlers answer too: the core's
+      // tally of every worker's responses stands in for this thread's events.
+      const handlers = server.workerStats()
+        ? new Map([...server.responseStatuses()].map(([status, count]) => [String(status), count]))
+        : fromHandlers;
       this.reset();
-      for (const k of new Set([...fromHandlers.keys(), ...fromNative.keys()])) {
-        this.inc({ status: k }, (fromHandlers.get(k) ?? 0) + (fromNative.get(k) ?? 0));
+      for (const k of new Set([...handlers.keys(), ...fromNative.keys()])) {
+        this.inc({ status: k }, (handlers.get(k) ?? 0) + (fromNative.get(k) ?? 0));
       }
     },
   });

@@ -222,6 +222,11 @@ export class Http3Server extends EventEmitter {
     );
   }
 
+  /** Responses handlers started, by final status, as the native core counted them (every worker's). */
+  responseStatuses(): Map<number, number> {
+    return this.#core.responseStatuses();
+  }
+
   /** With `workers`: how packets are steered, and each worker's connections and forwarded packets; undefined otherwise. */
   workerStats() {
     return this.#core.workerStats();

@@ -219,6 +219,11 @@ export class StreamServer implements EventSink, StreamOwner {
     return this.native?.counters();
   }
 
+  /** Responses the application started, by final status: the whole server's with workers. */
+  responseStatuses(): Map<number, number> {
+    return new Map((this.native?.responseStatuses() ?? []).map((s) => [s.status, s.count]));
+  }
+
   /** Open request streams (handed over, not yet answered or aborted). */
   get openStreams(): number {
     let n = 0;

@@ -2,7 +2,7 @@
 // and datagram events: what is open now against the native core's caps, and
 // what was seen since start. The metrics endpoint reads them; the demo's
 // Profile B renders them as its `/stats` document.
-import { addon } from '../native/binding';
+import { addon, NativeCounters } from '../native/binding';
 import type { Http3Server } from './server';
 
 export class WebTransportCounters {
@@ -22,31 +22,40 @@ export class WebTransportCounters {
     this.peerStreamsCap = limits.webtransportPeerStreamsCap;
   }
 
+  /**
+   * With workers, the server-wide figures: the native counters every worker
+   * adds to (this thread's events see only its own worker's sessions).
+   */
+  private serverWide: (() => NativeCounters) | undefined;
+
   get sessionsOpen(): number {
-    return this.openSessions;
+    return this.serverWide ? this.serverWide().wtSessionsOpen : this.openSessions;
   }
 
   get peerStreamsOpen(): number {
-    return this.openPeerStreams;
+    return this.serverWide ? this.serverWide().wtPeerStreamsOpen : this.openPeerStreams;
   }
 
   /** Sessions established since start. */
   get sessionsTotal(): number {
-    return this.sessionsEver;
+    return this.serverWide ? this.serverWide().wtSessionsEstablished : this.sessionsEver;
   }
 
   /** Client streams offered since start, refused ones included. */
   get streamsTotal(): number {
-    return this.streamsEver;
+    return this.serverWide ? this.serverWide().wtPeerStreamsOffered : this.streamsEver;
   }
 
   /** Datagrams received for open sessions since start. */
   get datagramsTotal(): number {
-    return this.datagramsEver;
+    return this.serverWide ? this.serverWide().wtDatagramsReceived : this.datagramsEver;
   }
 
-  /** Feeds the counters from a server's WebTransport events. */
+  /** Feeds the counters from a server's WebTransport events (with workers, reads the server-wide ones). */
   attach(server: Http3Server): this {
+    server.on('listening', () => {
+      this.serverWide = server.workerStats() ? () => server.counters() : undefined;
+    });
     server.on('webtransportSession', () => {
       this.openSessions += 1;
       this.sessionsEver += 1;

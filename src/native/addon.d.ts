@@ -6,6 +6,11 @@ export declare class NativeServer {
   /** A snapshot of the server-wide counters. */
   counters(): NativeCounters
   /**
+   * Responses the application started, by final status, server-wide
+   * (with workers, every worker's).
+   */
+  responseStatuses(): Array<NativeStatusCount>
+  /**
    * Hands a command batch to the I/O loop and acknowledges every event
    * batch up to `acked_batch`. One call per JavaScript flush.
    */
@@ -247,6 +252,11 @@ export interface NativeOptions {
    * to measure the boundary's cost.
    */
   benchNativeHandler?: string
+}
+
+export interface NativeStatusCount {
+  status: number
+  count: number
 }
 
 export interface NativeWorkerStats {

@@ -241,6 +241,21 @@ class Client(QuicConnectionProtocol):
         return stream_id, ex
 
 
+async def rebind(client, host):
+    """A NAT rebinding: the same connection, from a new UDP port. The
+    protocol takes the new socket (connection_made replaces its transport);
+    the old one stays open but unused."""
+    loop = asyncio.get_running_loop()
+    family_host = "::" if ":" in host else "0.0.0.0"
+    await loop.create_datagram_endpoint(lambda: client, local_addr=(family_host, 0))
+
+
+async def run_many(args, plan):
+    """`connections`: that many clients at once, each running the plan."""
+    results = await asyncio.gather(*(run(args, plan) for _ in range(int(plan["connections"]))))
+    return {"connections": list(results)}
+
+
 async def run(args, plan):
     # "alpn" in the plan overrides h3 (e.g. to provoke a failed handshake).
     config = QuicConfiguration(is_client=True, alpn_protocols=plan.get("alpn", H3_ALPN))
@@ -298,7 +313,9 @@ async def run(args, plan):
                         ex.error = ex.error or "timeout"
                     exchanges.append(ex)
             elif plan.get("sequential"):
-                for spec in plan["requests"]:
+                for i, spec in enumerate(plan["requests"]):
+                    if plan.get("rebind_before") == i:
+                        await rebind(client, args.host)
                     exchanges.append(await one(spec))
             else:
                 exchanges = await asyncio.gather(*(one(spec) for spec in plan["requests"]))
@@ -341,7 +358,7 @@ def main():
     except Exception as e:
         print(f"invalid plan: {e}", file=sys.stderr)
         sys.exit(2)
-    result = asyncio.run(run(args, plan))
+    result = asyncio.run(run_many(args, plan) if plan.get("connections") else run(args, plan))
     print(json.dumps(result))
 
 

@@ -39,6 +39,8 @@ export interface Plan {
   session_ticket_in?: string;
   /** Send the requests before the handshake completes (0-RTT when the ticket allows). */
   early?: boolean;
+  /** With `sequential`: move to a new UDP port (a NAT rebinding) before request number `rebind_before`. */
+  rebind_before?: number;
 }
 
 export interface H3Response {
@@ -73,6 +75,12 @@ export interface ClientResult {
   early_data_accepted?: boolean;
   /** With session_ticket_out: whether a ticket arrived. */
   session_ticket?: boolean;
+}
+
+/** `connections` clients at once, each running `plan`. */
+export async function runClients(port: number, plan: Plan, connections: number, host = '127.0.0.1'): Promise<ClientResult[]> {
+  const out = await runPythonClient<{ connections: ClientResult[] }>(CLIENT, port, { ...plan, connections }, host);
+  return out.connections;
 }
 
 /** Runs one of the Python clients in test/clients with a JSON plan on stdin; resolves with its JSON result. */

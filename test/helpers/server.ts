@@ -3,6 +3,7 @@
 import { createServer, Http3Server, RequestHandler, ServerOptions } from '../../src';
 import type { Logger } from '../../src/lib/log';
 import { CLI } from './paths';
+import { makeWorkersApp, WorkersAppSettings } from '../fixtures/workers-app';
 import { Finished, ManagedProcess, RunOptions, runProcess } from './process';
 
 export class MemoryLogger implements Logger {
@@ -26,6 +27,19 @@ export async function startServer(
   const server = createServer({ logger, ...options }, handler);
   const { port } = await server.listen(0, '127.0.0.1');
   return { server, port, logger };
+}
+
+/** A server of test/fixtures/workers-app.ts on `settings.workers` workers: this thread is worker 0. */
+export async function startOnWorkers(settings: WorkersAppSettings): Promise<{ server: Http3Server; port: number }> {
+  process.env.H3_WORKERS_APP = JSON.stringify(settings);
+  const server = makeWorkersApp(settings) as Http3Server;
+  const { port } = await server.listen(0, '127.0.0.1');
+  return { server, port };
+}
+
+/** A suite's title suffix for its run on workers. */
+export function onWorkers(workers: number): string {
+  return workers > 1 ? `, on ${workers} workers` : '';
 }
 
 /** The CLI as a child process: the port it printed, and its stderr, where it writes every diagnostic. */

@@ -94,6 +94,12 @@ pub struct NativeOptions {
 }
 
 #[napi(object)]
+pub struct NativeStatusCount {
+    pub status: u32,
+    pub count: f64,
+}
+
+#[napi(object)]
 pub struct NativeAddress {
     pub address: String,
     pub family: String,
@@ -405,6 +411,14 @@ impl NativeServer {
     #[napi(catch_unwind)]
     pub fn counters(&self) -> NativeCounters {
         counters_snapshot(&self.shared.counters)
+    }
+
+    /// Responses the application started, by final status, server-wide
+    /// (with workers, every worker's).
+    #[napi(catch_unwind)]
+    pub fn response_statuses(&self) -> Vec<NativeStatusCount> {
+        let statuses = self.shared.counters.app_statuses.nonzero();
+        statuses.into_iter().map(|(status, count)| NativeStatusCount { status: u32::from(status), count: count as f64 }).collect()
     }
 
     /// Hands a command batch to the I/O loop and acknowledges every event

@@ -118,6 +118,10 @@ macro_rules! define_counters {
             /// reach JavaScript's 'response' event. The benchmark-only native
             /// handler is not counted here.
             pub native_statuses: NativeStatuses,
+            /// Responses the application started, by status (final statuses
+            /// only): with workers, the whole server's, whichever worker's
+            /// JavaScript answered (the metrics endpoint reads them).
+            pub app_statuses: NativeStatuses,
         }
     };
 }
@@ -138,6 +142,12 @@ impl NativeStatuses {
         if let Some(c) = status.checked_sub(100).and_then(|i| self.0.get(usize::from(i))) {
             c.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Every status counted at least once, with its count.
+    pub fn nonzero(&self) -> Vec<(u16, u64)> {
+        let counts = self.0.iter().map(|c| c.load(Ordering::Relaxed));
+        (100u16..).zip(counts).filter(|(_, n)| *n > 0).collect()
     }
 
     pub fn get(&self, status: u16) -> u64 {

@@ -176,6 +176,7 @@ impl H3Connection {
                     return false;
                 }
                 self.request_mut(id).response_started = true;
+                self.counters.app_statuses.count(resp.status);
                 self.respond_checked(quic, id, resp.status, resp.fields, resp.body);
             }
             Action::Headers { status, fields, fin } => {
@@ -187,6 +188,7 @@ impl H3Connection {
                 if !informational && !trailers {
                     self.request_mut(id).response_started = true;
                     self.streaming_responses |= !fin;
+                    self.counters.app_statuses.count(status);
                 }
                 // Refused as too large: the stream was reset, which must go out.
                 let Some(data) = self.encode_section(quic, id, status, fields) else { return true };
