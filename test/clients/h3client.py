@@ -245,9 +245,15 @@ async def rebind(client, host):
     """A NAT rebinding: the same connection, from a new UDP port. The
     protocol takes the new socket (connection_made replaces its transport);
     the old one stays open but unused."""
+    # A dual-stack IPv6 socket, as aioquic's connect() makes (it sends to
+    # IPv4-mapped addresses).
+    import socket
+
+    sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    sock.bind(("::", 0, 0, 0))
     loop = asyncio.get_running_loop()
-    family_host = "::" if ":" in host else "0.0.0.0"
-    await loop.create_datagram_endpoint(lambda: client, local_addr=(family_host, 0))
+    await loop.create_datagram_endpoint(lambda: client, sock=sock)
 
 
 async def run_many(args, plan):

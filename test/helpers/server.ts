@@ -1,6 +1,6 @@
 // Starts servers for tests: in-process through the embedding API, or the
 // built CLI as a child process whose stderr the test can read.
-import { createServer, Http3Server, RequestHandler, ServerOptions } from '../../src';
+import { createServer, Http3SecureServer, Http3Server, RequestHandler, ServerOptions } from '../../src';
 import type { Logger } from '../../src/lib/log';
 import { CLI } from './paths';
 import { makeWorkersApp, WorkersAppSettings } from '../fixtures/workers-app';
@@ -32,7 +32,14 @@ export async function startServer(
 /** A server of test/fixtures/workers-app.ts on `settings.workers` workers: this thread is worker 0. */
 export async function startOnWorkers(settings: WorkersAppSettings): Promise<{ server: Http3Server; port: number }> {
   process.env.H3_WORKERS_APP = JSON.stringify(settings);
-  const server = makeWorkersApp(settings) as Http3Server;
+  const server = makeWorkersApp(settings);
+  if (server instanceof Http3SecureServer) {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
+    return { server: server as unknown as Http3Server, port: server.address()!.port };
+  }
   const { port } = await server.listen(0, '127.0.0.1');
   return { server, port };
 }
