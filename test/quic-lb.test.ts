@@ -4,9 +4,16 @@
 // clients (aioquic) connect through it.
 import assert from 'node:assert/strict';
 import { createServer } from '../src';
-import { request } from './helpers/h3client';
+import { request, runClients } from './helpers/h3client';
 import { quicLbBalancer } from './helpers/quic-lb-balancer';
-import { startServer } from './helpers/server';
+import { startOnWorkers, startServer } from './helpers/server';
+
+/** `read()` once it reaches `want`, or its value after 3 s. */
+async function settled(read: () => number, want: number): Promise<number> {
+  const until = Date.now() + 3000;
+  while (read() < want && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+  return read();
+}
 
 describe('QUIC-LB connection IDs (issue 15)', function () {
   this.timeout(60_000);
@@ -35,6 +42,44 @@ describe('QUIC-LB connection IDs (issue 15)', function () {
       assert.ok(answers.includes('from a\n') && answers.includes('from b\n'), `both servers served: ${answers.join('')}`);
       assert.equal(a.server.counters().statelessResetsSent + b.server.counters().statelessResetsSent, 0);
       assert.equal(a.server.counters().connectionsAccepted + b.server.counters().connectionsAccepted, 8);
+    } finally {
+      lb.close();
+      await a.server.close();
+      await b.server.close();
+    }
+  });
+
+  it('two servers of two workers each behind the balancer: clients that move to a new port keep their connections', async () => {
+    const lbIds = ['a1b2', 'c3d4'];
+    const a = await startOnWorkers({ workers: 2, app: 'who', extra: { quicLb: { configId: 1, serverId: lbIds[0] } } });
+    const b = await startOnWorkers({ workers: 2, app: 'who', extra: { quicLb: { configId: 1, serverId: lbIds[1] } } });
+    const lb = await quicLbBalancer(1, [
+      { port: a.port, serverId: Buffer.from(lbIds[0], 'hex') },
+      { port: b.port, serverId: Buffer.from(lbIds[1], 'hex') },
+    ]);
+    try {
+      // Each client moves between its requests: the balancer sees a new
+      // client port (and gives it a new socket towards the servers), and
+      // routes by the server ID; the server's kernel steers by the worker
+      // index after it.
+      const plan = { requests: [{ path: '/' }, { path: '/' }, { path: '/' }], sequential: true, rebind_before: 1, timeout: 10 };
+      const results = await runClients(lb.port, plan, 16);
+      for (const [i, r] of results.entries()) {
+        assert.deepEqual(r.responses.map((x) => x.status), [200, 200, 200], `connection ${i}: ${r.responses.map((x) => x.error)}`);
+        assert.equal(new Set(r.responses.map((x) => x.body_text)).size, 1, 'one worker served every request');
+      }
+      const accepted = [a, b].map((s) => s.server.counters().connectionsAccepted);
+      assert.equal(accepted[0] + accepted[1], 16);
+      assert.ok(accepted.every((n) => n > 0), `both servers served: ${accepted}`);
+      // Counted once quiche has validated the new path, which may finish
+      // after the answer reached the client.
+      const moves = await settled(() => [a, b].reduce((n, s) => n + s.server.counters().pathMigrations, 0), 16);
+      assert.ok(moves >= 16, `every move followed: ${moves}`);
+      assert.equal(a.server.counters().statelessResetsSent + b.server.counters().statelessResetsSent, 0);
+      for (const s of [a, b]) {
+        const w = s.server.workerStats()!;
+        if (w.steering === 'ebpf') assert.equal(w.workers[0].packetsForwarded + w.workers[1].packetsForwarded, 0);
+      }
     } finally {
       lb.close();
       await a.server.close();
