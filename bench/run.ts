@@ -1,4 +1,4 @@
-// The benchmark harness (issue 5): runs W1..W10 against this project and its
+// The benchmark harness (issue 5): runs W1..W11 against this project and its
 // peers one after another in the same run, server and client pinned to
 // separate cores, prints a table, writes bench/results/<date>[-quick].json
 // and an SVG chart next to it. See bench/README.md.
@@ -18,6 +18,7 @@ import { report } from './lib/report';
 import { startCaddy } from './lib/servers';
 import { NATIVE, TS, Workloads } from './lib/workloads';
 import { runW9 } from './lib/w9';
+import { runW11 } from './lib/w11';
 
 async function main() {
   const options = parseOptions(process.argv.slice(2));
@@ -57,6 +58,8 @@ async function main() {
     log(`load client ceiling: W1's request on 1 conn x ${P.ceilingStreams} streams against the native handler, client saturated`);
     ceiling = await run.clientCeiling();
   }
+  log(`W11: Profile A on 1 and 2 workers (W1, then W5's load of 64 connections x 16 streams), ${P.w11Rounds} round(s)`);
+  const w11 = await runW11(P, h3);
   log(`W7: one WebTransport session receiving ${P.w7Datagrams} datagrams; GET /stats meanwhile`);
   const w7 = await run.w7();
   log(`W9: WebTransport echo on one session (application API, native echo, webtransport-go): ${P.w9Bytes / 1024 / 1024} MiB on a stream, datagrams for ${P.w9Seconds} s, ${P.w9Rounds} round(s)`);
@@ -67,7 +70,7 @@ async function main() {
   await run.w10();
   const comparison = baseline ? await compareWithBaseline(P, h3, baseline) : undefined;
 
-  report({ quick: options.quick, P, rows: run.rows, w4, w5, w5Native, ceiling, w7, w8: run.w8Rows, w9, w10: run.w10Rows, comparison, started });
+  report({ quick: options.quick, P, rows: run.rows, w4, w5, w5Native, ceiling, w7, w8: run.w8Rows, w9, w10: run.w10Rows, w11, comparison, started });
 }
 
 main()

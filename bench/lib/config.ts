@@ -68,6 +68,8 @@ export function parameters(quick: boolean) {
     w9Bytes: (quick ? 32 : 256) * 1024 * 1024,
     w9Seconds: quick ? 3 : 10,
     w9Rounds: quick ? 1 : 3,
+    /** W11: rounds of W1 and W5's load on 1 and 2 workers. */
+    w11Rounds: quick ? 1 : 3,
     w10TimeoutS: 120,
   };
 }

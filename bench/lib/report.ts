@@ -11,6 +11,7 @@ import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
 import { W9Row, w9Checks, w9Table } from './w9';
 import { COMPAT, H2_COMPAT, NATIVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
+import { W11Row, w11Checks, w11Table } from './w11';
 
 export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -68,6 +69,7 @@ export interface RunResults {
   w8: W8Row[];
   w9: W9Row[];
   w10: W10Row[];
+  w11: W11Row[];
   /** With --baseline. */
   comparison?: Comparison;
   started: number;
@@ -241,6 +243,7 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
     check('W8', 'RSS growth in a transfer (max)', Math.max(w8RssMax(r, COMPAT, 'upload'), w8RssMax(r, COMPAT, 'download')), 'max', 32, 'MiB'),
     ...w9Checks(r.w9),
     ...w10Checks(r.w10),
+    ...w11Checks(r.w11),
   ];
 }
 
@@ -384,6 +387,10 @@ export function report(r: RunResults): void {
     table('');
     for (const line of w10Table(r.P, r.w10)) table(line);
   }
+  if (r.w11.length) {
+    table('');
+    for (const line of w11Table(r.P, r.w11)) table(line);
+  }
   table('');
   table('| id | check | measured | target | verdict |');
   table('|---|---|---:|---:|---|');
@@ -411,6 +418,7 @@ export function report(r: RunResults): void {
     w8: r.w8,
     w9: r.w9,
     w10: r.w10,
+    w11: r.w11,
     /** Medians over the rounds; the per-round figures are in rows (udp_recv_calls_per_req, udp_send_calls_per_req). */
     w1_udp_syscalls_per_request: { variant: TS, receive: udp.recv, send: udp.send, total: udp.total },
     /** W2's server CPU per fresh connection (schedstat), per round and as medians, and the per-round ratios to Caddy. */

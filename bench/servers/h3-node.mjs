@@ -6,19 +6,22 @@
 // (native/src/bench_handler.rs; benchmark only); --addon loads that addon
 // file instead of dist/native's (a variant build). Both reach the server as
 // dev hooks (src/lib/dev-hooks.ts), never through the environment.
-// Usage: node bench/servers/h3-node.mjs <profile a|b|c> <port> [--native a|c] [--addon <path>]
+// --workers N serves on N workers (W11); the added ones run this file again
+// in worker threads, where only the server is made ("workers\n" on stdin
+// -> the workers' stats as one JSON line).
+// Usage: node bench/servers/h3-node.mjs <profile a|b|c> <port> [--native a|c] [--addon <path>] [--workers N]
 import readline from 'node:readline';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 
 const require = createRequire(import.meta.url);
-const { createServer, stderrLogger } = require('../../dist/index.js');
+const { createServer, stderrLogger, isPrimary } = require('../../dist/index.js');
 const { PROFILES } = require('../../dist/demo/index.js');
 const { withDevHooks } = require('../../dist/lib/dev-hooks.js');
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { native: { type: 'string' }, addon: { type: 'string' } },
+  options: { native: { type: 'string' }, addon: { type: 'string' }, workers: { type: 'string' } },
 });
 const [profileName = 'a', portArg = '4433'] = positionals;
 if (values.native !== undefined && values.native !== 'a' && values.native !== 'c') {
@@ -27,12 +30,15 @@ if (values.native !== undefined && values.native !== 'a' && values.native !== 'c
 const profile = PROFILES[profileName];
 const { options, handler, attach } = profile.create(stderrLogger);
 const hooks = { benchNativeHandler: values.native, addonPath: values.addon };
-const server = createServer(withDevHooks({ ...options, logger: stderrLogger }, hooks), handler);
+const workers = Number(values.workers ?? 1);
+const server = createServer(withDevHooks({ ...options, logger: stderrLogger, workers }, hooks), handler);
 attach?.(server);
 const addr = await server.listen(Number(portArg), '127.0.0.1');
+if (!isPrimary) await new Promise(() => {}); // an added worker: it serves, the primary talks
 process.stdout.write(`${JSON.stringify({ listening: addr.port, pid: process.pid })}\n`);
 
 readline.createInterface({ input: process.stdin }).on('line', (line) => {
   if (line.trim() === 'counters') process.stdout.write(`${JSON.stringify(server.counters())}\n`);
+  if (line.trim() === 'workers') process.stdout.write(`${JSON.stringify(server.workerStats() ?? null)}\n`);
 });
 process.on('SIGTERM', () => server.close().then(() => process.exit(0)));
