@@ -30,10 +30,18 @@ describe('CLI (node dist/cli.js)', function () {
     assert.match(stderr, /error: .*'z'.*\nusage: /);
   });
 
+  for (const bad of ['0', '65', '1.5', 'two']) {
+    it(`--workers ${bad} exits 2 with a one-line error naming the range`, async () => {
+      const { code, stderr } = await runCli(['--profile', 'a', '--workers', bad]);
+      assert.equal(code, 2);
+      assert.match(stderr, /error: option '--workers <integer>' argument '.*' is invalid\. must be an integer from 1 to 64\nusage: /);
+    });
+  }
+
   it('--help explains every option', async () => {
     const { code, stdout } = await runCli(['--help']);
     assert.equal(code, 0);
-    for (const opt of ['--profile', '--port', '--host', '--cert', '--key', '--help']) assert.ok(stdout.includes(opt), opt);
+    for (const opt of ['--profile', '--port', '--host', '--cert', '--key', '--workers', '--help']) assert.ok(stdout.includes(opt), opt);
   });
 
   it('a port already in use ends with a one-line error and a non-zero exit', async () => {
