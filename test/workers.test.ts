@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createServer } from '../src';
 import { ClientResult, runClients } from './helpers/h3client';
-import { startOnWorkers } from './helpers/server';
+import { startCli, startOnWorkers } from './helpers/server';
 import { runWt } from './helpers/wt-client';
 import type { WorkersAppSettings } from './fixtures/workers-app';
 
@@ -185,6 +185,23 @@ describe('Workers: one server on two workers (issue 15)', function () {
       assert.ok(accepted.every((n) => n > 0), `connections on both workers: ${accepted}`);
     } finally {
       await server.close();
+    }
+  });
+
+  it('the CLI on 2 workers: its metrics endpoint counts every worker\'s connections and responses', async () => {
+    const cli = await startCli(['--profile', 'a', '--workers', '2', '--metrics-port', '0']);
+    try {
+      const url = (await cli.waitForStderr(/Prometheus metrics at (\S+)/)).split(' at ')[1];
+      const results = await runClients(cli.port, { requests: [{ path: '/login' }, { path: '/nope' }], sequential: true, timeout: 10 }, 12);
+      for (const r of results) assert.deepEqual(r.responses.map((x) => x.status), [200, 404]);
+      const text = await (await fetch(url)).text();
+      const value = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1]);
+      // 12 connections land on both workers; one endpoint, in the primary, reports them all.
+      assert.equal(value('h3_connections_total'), 12);
+      assert.equal(value('h3_requests_total\\{status="200"\\}'), 12);
+      assert.equal(value('h3_requests_total\\{status="404"\\}'), 12);
+    } finally {
+      await cli.stop();
     }
   });
 
