@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createServer } from '../src';
+import { silentLogger } from '../src/lib/log';
 import { ClientResult, runClients } from './helpers/h3client';
 import { startCli, startOnWorkers } from './helpers/server';
 import { runWt } from './helpers/wt-client';
@@ -99,7 +100,8 @@ describe('Workers: one server on two workers (issue 15)', function () {
   it('a worker that crashes is started again, and only its connections are lost', async () => {
     await withWorkers({}, async (port, server) => {
       // Long requests in flight on 16 connections, over both workers.
-      const inFlight = runClients(port, { requests: [{ path: '/' }, { path: '/sleep' }], sequential: true, timeout: 5 }, 16);
+      // (5 s each: longer than finding worker 1 below can take, 2^-18 aside.)
+      const inFlight = runClients(port, { requests: [{ path: '/' }, { path: '/long' }], sequential: true, timeout: 10 }, 16);
       await new Promise((r) => setTimeout(r, 400));
       // Crash worker 1: /crash answers, then throws outside any handler;
       // worker 0 (this process) only answers it, so try until one lands on 1.
@@ -203,6 +205,14 @@ describe('Workers: one server on two workers (issue 15)', function () {
     } finally {
       await cli.stop();
     }
+  });
+
+  it('a worker entry that fails before it listens fails listen() with the reason, and nothing is left listening', async () => {
+    const entry = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h3w-')), 'broken.js');
+    fs.writeFileSync(entry, "throw new Error('this entry cannot start');\n");
+    const server = createServer({ workers: 2, workerEntry: entry, logger: silentLogger });
+    await assert.rejects(server.listen(0, '127.0.0.1'), /worker 1 exited \(code 1\) before it listened/);
+    assert.equal(server.address(), null);
   });
 
   it('bad worker options are refused with the range or the choices', async () => {

@@ -55,6 +55,8 @@ const DATA_KEY = '__h3nodeWorker';
 const RESTART_DELAY_MS = 100;
 /** A closing worker that has not exited this long after its close is stopped. */
 const CLOSE_GRACE_MS = 5000;
+/** A worker that has not listened this long after it started fails the primary's listen(). */
+const LISTEN_DEADLINE_MS = 30_000;
 
 let unclaimed: Assignment | undefined = isMainThread ? undefined : (workerData as Record<string, Assignment> | null)?.[DATA_KEY];
 
@@ -167,9 +169,18 @@ export class WorkerPool {
     }
     const thread = { worker, control: port1, served: false };
     this.threads.set(index, thread);
+    // An entry that never makes the server (or never listens) would leave
+    // listen() waiting for ever.
+    const deadline = setTimeout(() => {
+      if (!thread.served) {
+        this.rejectReady(new Error(`worker ${index} did not listen within ${LISTEN_DEADLINE_MS / 1000} s: does ${this.entry} create the server and call listen()?`));
+      }
+    }, LISTEN_DEADLINE_MS);
+    deadline.unref();
     port1.on('message', (m: ToPrimary) => {
       if (m.type === 'listening' && !thread.served) {
         thread.served = true;
+        clearTimeout(deadline);
         if (--this.waiting === 0) this.resolveReady();
       } else if (m.type === 'error') {
         this.rejectReady(new Error(`worker ${index}: ${m.message}`));
