@@ -37,7 +37,7 @@ export function check(id: string, what: string, value: number, kind: 'min' | 'ma
 }
 
 /** A check beyond the issue's targets (shown, never called a miss). */
-const extraView = (c: Check): Check => ({ ...c, extra: true });
+export const extraView = (c: Check): Check => ({ ...c, extra: true });
 
 export function verdict(c: Check): string {
   if (c.extra) return c.pass ? 'met (extra view)' : 'below (extra view, not a target)';

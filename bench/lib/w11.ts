@@ -9,13 +9,16 @@
 // own counters.
 import { Params } from './config';
 import { log } from './log';
-import { check, Check, median } from './report';
-import { h3Load } from './clients';
+import { check, Check, extraView, median } from './report';
+import { h3Load, runClient } from './clients';
+import { LOADCLIENT } from './config';
+import { cpuNanos } from './procfs';
 import { H3NodeBuild } from './builds';
 import { startH3Node, stopServer, workerStats, WorkerStats } from './servers';
 import { measureW1 } from './workloads';
 
 export interface W11Row {
+  /** 1 or 2 workers; 0: the control, two separate one-worker servers on the same core. */
   workers: number;
   round: number;
   w1_rps: number;
@@ -32,9 +35,49 @@ export interface W11Row {
 
 const W5_LOAD = (P: Params) => ['-conns', '64', '-streams', '16', '-requests', String(P.w5Requests), '-timeout', '10s'];
 
+/**
+ * The control: two separate servers of one worker each, on the same core,
+ * each loaded by its own client with half of W5's connections. What two
+ * busy servers cost when they time-share one core, without any group:
+ * the share of the 2-worker figure that is the core's, not the workers'.
+ */
+async function control(P: Params, h3: H3NodeBuild, round: number): Promise<W11Row> {
+  const a = await startH3Node(h3, 'a', false);
+  const b = await startH3Node(h3, 'a', false);
+  try {
+    const half = (port: number, requests: number) =>
+      runClient(LOADCLIENT, ['-url', `https://127.0.0.1:${port}/login`, '-conns', '32', '-streams', '16', '-requests', String(requests), '-timeout', '10s']);
+    await Promise.all([half(a.port, P.warmup), half(b.port, P.warmup)]);
+    const pids = [...a.pids, ...b.pids];
+    const n0 = cpuNanos(pids);
+    const out = await Promise.all([half(a.port, P.w5Requests / 2), half(b.port, P.w5Requests / 2)]);
+    const n1 = cpuNanos(pids);
+    const loads = out.map((o) => JSON.parse(o) as { requests: number; rps: number; errors: number; timeouts: number });
+    const requests = loads[0].requests + loads[1].requests;
+    const row: W11Row = {
+      workers: 0,
+      round,
+      w1_rps: NaN,
+      w1_cpu_us_per_req: NaN,
+      w5_rps: loads[0].rps + loads[1].rps,
+      w5_cpu_us_per_req: (n1 - n0) / 1e3 / requests,
+      w5_connections: [32, 32],
+      packets_forwarded: 0,
+      steering: 'none',
+      errors: loads.reduce((n, l) => n + l.errors + l.timeouts, 0),
+    };
+    log(`  W11 control round ${round}: two one-worker servers on the one core, 32 connections each: ${row.w5_cpu_us_per_req.toFixed(2)} us/req; errors ${row.errors}`);
+    return row;
+  } finally {
+    await stopServer(a);
+    await stopServer(b);
+  }
+}
+
 export async function runW11(P: Params, h3: H3NodeBuild): Promise<W11Row[]> {
   const rows: W11Row[] = [];
   for (let round = 1; round <= P.w11Rounds; round++) {
+    rows.push(await control(P, h3, round));
     for (const workers of [1, 2]) {
       const s = await startH3Node(h3, 'a', false, workers);
       try {
@@ -83,6 +126,9 @@ export function w11Checks(rows: W11Row[]): Check[] {
   return [
     check('W11', 'server CPU/req, 2 workers vs 1 (W1, 1 connection)', med(rows, 2, (r) => r.w1_cpu_us_per_req) / med(rows, 1, (r) => r.w1_cpu_us_per_req), 'max', 1.1),
     check('W11', 'server CPU/req, 2 workers vs 1 (W5 load, 64 connections)', med(rows, 2, (r) => r.w5_cpu_us_per_req) / med(rows, 1, (r) => r.w5_cpu_us_per_req), 'max', 1.1),
+    extraView(
+      check('W11', 'W5 load on 2 workers vs 2 separate servers on the one core (the control)', med(rows, 2, (r) => r.w5_cpu_us_per_req) / med(rows, 0, (r) => r.w5_cpu_us_per_req), 'max', 1.1),
+    ),
     check('W11', 'connections per worker, 64 over 2: the smaller share (worst round)', 100 * smallestShare(rows), 'min', 40, '%'),
     check('W11', 'packets a worker handled for another (eBPF steering)', two.every((r) => r.steering === 'ebpf') ? Math.max(...two.map((r) => r.packets_forwarded)) : NaN, 'max', 0),
   ];
@@ -102,6 +148,12 @@ export function w11Table(P: Params, rows: W11Row[]): string[] {
       `| ${workers} | ${med(rows, workers, (r) => r.w1_rps).toFixed(0)} | ${med(rows, workers, (r) => r.w1_cpu_us_per_req).toFixed(2)} | ` +
         `${med(rows, workers, (r) => r.w5_rps).toFixed(0)} | ${med(rows, workers, (r) => r.w5_cpu_us_per_req).toFixed(2)} | ` +
         `${mine.map((r) => r.w5_connections.join('/')).join(', ')} | ${Math.max(...mine.map((r) => r.packets_forwarded))} | ${mine[0].steering} |`,
+    );
+  }
+  const control = rows.filter((r) => r.workers === 0);
+  if (control.length) {
+    lines.push(
+      `| control: 2 separate 1-worker servers | | | ${med(rows, 0, (r) => r.w5_rps).toFixed(0)} | ${med(rows, 0, (r) => r.w5_cpu_us_per_req).toFixed(2)} | 32 + 32 | 0 | none |`,
     );
   }
   const cpu2 = med(rows, 2, (r) => r.w5_cpu_us_per_req);
