@@ -81,7 +81,14 @@ export async function runW11(P: Params, h3: H3NodeBuild): Promise<W11Row[]> {
     for (const workers of [1, 2]) {
       const s = await startH3Node(h3, 'a', false, workers);
       try {
+        // Every worker warmed first (8 connections land on both): W1's own
+        // warm-up is one connection, which may land on the other worker
+        // than its measured one, leaving that worker's JIT cold.
+        await h3Load(s, `https://127.0.0.1:${s.port}/login`, ['-conns', '8', '-streams', '20', '-requests', String(P.warmup)]);
+        const w1Before = workers > 1 ? await workerStats(s) : null;
         const w1 = await measureW1(P, s, s.port, { exactCpu: true });
+        const w1After = workers > 1 ? await workerStats(s) : null;
+        const w1Worker = w1After ? w1After.workers.map((w, i) => w.connectionsAccepted - w1Before!.workers[i].connectionsAccepted).join('/') : '1';
         const before = workers > 1 ? await workerStats(s) : null;
         const w5 = await h3Load(s, `https://127.0.0.1:${s.port}/login`, W5_LOAD(P), { exactCpu: true });
         const after = workers > 1 ? await workerStats(s) : null;
@@ -100,7 +107,7 @@ export async function runW11(P: Params, h3: H3NodeBuild): Promise<W11Row[]> {
         };
         rows.push(row);
         log(
-          `  W11 ${workers} worker(s) round ${round}: W1 ${row.w1_rps.toFixed(0)} req/s, ${row.w1_cpu_us_per_req.toFixed(2)} us/req; ` +
+          `  W11 ${workers} worker(s) round ${round}: W1 ${row.w1_rps.toFixed(0)} req/s, ${row.w1_cpu_us_per_req.toFixed(2)} us/req (connections per worker ${w1Worker}); ` +
             `W5 load ${row.w5_rps.toFixed(0)} req/s, ${row.w5_cpu_us_per_req.toFixed(2)} us/req; connections per worker ${row.w5_connections.join('/')}; ` +
             `forwarded ${row.packets_forwarded} (${row.steering}); errors ${row.errors}`,
         );
