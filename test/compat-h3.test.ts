@@ -15,6 +15,7 @@ import { createSecureServer, Http3SecureServer, Http3ServerRequest, Http3ServerR
 import { silentLogger } from '../src/lib/log';
 import { addon } from '../src/native/binding';
 import { field, H3Response, request, runClient } from './helpers/h3client';
+import { runWt } from './helpers/wt-client';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -301,6 +302,29 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
     assert.equal(res.body_sha256, hash.digest('hex'));
     assert.ok(peak - before <= 32, `RSS less array buffers grew ${(peak - before).toFixed(1)} MiB during the transfer`);
     assert.ok(queuedPeak <= 1024 * 1024, `the core queued ${queuedPeak} bytes at most`);
+  });
+
+  it('closeIdleConnections() closes the connections with nothing in flight, and only those', async () => {
+    const { server, port } = await start(async (req, res) => {
+      if (req.url === '/slow') await sleep(2500);
+      res.end('ok\n');
+    });
+    try {
+      // One connection answered and then idle for 4 s; one with a slow
+      // request in flight when the call comes.
+      const idle = runWt(port, [{ op: 'get', path: '/' }, { op: 'sleep', ms: 4000 }], { timeout: 8 });
+      const busy = runClient(port, { requests: [{ path: '/' }, { path: '/slow' }], sequential: true, timeout: 8 });
+      await sleep(1200);
+      server.closeIdleConnections();
+      const [i, b] = await Promise.all([idle, busy]);
+      assert.equal(i.results[0].status, 200);
+      assert.deepEqual(i.connection_terminated, { error_code: 0x100, reason: 'idle connection closed' }, 'the idle one was closed with H3_NO_ERROR');
+      assert.deepEqual(b.responses.map((r) => r.status), [200, 200], 'the busy one finished its request');
+      assert.equal(b.connection_terminated, null, 'and was not closed');
+      assert.equal((await request(port, { path: '/' })).status, 200, 'the server serves on');
+    } finally {
+      await stop(server);
+    }
   });
 
   it('1,000 aborted uploads and downloads leave RSS within 10% of where it started', async () => {

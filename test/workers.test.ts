@@ -171,6 +171,23 @@ describe('Workers: one server on two workers (issue 15)', function () {
     }
   });
 
+  it('closeIdleConnections() on the primary closes idle connections on every worker', async () => {
+    const { server, port } = await startOnWorkers({ workers: 2, app: 'compat' });
+    try {
+      const idle = Array.from({ length: 8 }, () => runWt(port, [{ op: 'get', path: '/' }, { op: 'sleep', ms: 4000 }], { timeout: 8 }));
+      await new Promise((r) => setTimeout(r, 1500));
+      const accepted = server.workerStats()!.workers.map((w) => w.connectionsAccepted);
+      server.closeIdleConnections();
+      for (const r of await Promise.all(idle)) {
+        assert.equal(r.results[0].status, 200);
+        assert.deepEqual(r.connection_terminated, { error_code: 0x100, reason: 'idle connection closed' });
+      }
+      assert.ok(accepted.every((n) => n > 0), `idle connections on both workers: ${accepted}`);
+    } finally {
+      await new Promise<void>((resolve) => (server as unknown as { close(cb: () => void): void }).close(resolve));
+    }
+  });
+
   it('Profile B\'s caps hold server-wide: 32 sessions over connections on both workers, the 33rd refused', async () => {
     const { server, port } = await startOnWorkers({ workers: 2, app: 'b' });
     try {

@@ -219,6 +219,11 @@ export class StreamServer implements EventSink, StreamOwner {
     return this.native?.counters();
   }
 
+  /** Closes every connection with nothing in flight (every worker's); the others go on. */
+  closeIdleConnections(): void {
+    this.native?.closeIdleConnections();
+  }
+
   /** Responses the application started, by final status: the whole server's with workers. */
   responseStatuses(): Map<number, number> {
     return new Map((this.native?.responseStatuses() ?? []).map((s) => [s.status, s.count]));

@@ -16,6 +16,12 @@ export declare class NativeServer {
    */
   submit(commands: Uint8Array | undefined | null, ackedBatch: number): void
   /**
+   * Closes every connection with nothing in flight (no request, no
+   * unacknowledged response, no WebTransport session), on every worker
+   * of a group; the others go on. The loop acts on its next turn.
+   */
+  closeIdleConnections(): void
+  /**
    * Starts shutdown. Graceful: GOAWAY, in-flight requests finish (up to
    * 3 s), then connections close. Otherwise every connection closes now.
    * Completion is signalled by a SERVER_CLOSED event.

@@ -180,6 +180,8 @@ h3core::reported_counters!(native_counters);
 #[napi]
 pub struct NativeServer {
     shared: Arc<Shared>,
+    /// The worker group this server is one worker of.
+    group: Option<Arc<WorkerGroup>>,
     inbox: Arc<Inbox>,
     local: std::net::SocketAddr,
     thread: Option<JoinHandle<()>>,
@@ -382,6 +384,7 @@ fn start_bench(_: Options, _: Arc<Inbox>, _: JsLink, _: &str) -> Result<NativeSe
 /// Binds, then runs the I/O loop on its own thread, reporting to `app`.
 fn start<A: Application + Send + 'static>(opts: Options, inbox: Arc<Inbox>, app: A) -> Result<NativeServer> {
     install_panic_hook();
+    let group = opts.worker.as_ref().map(|w| w.group.clone());
     let bound = Server::bind(opts, app).map_err(|e| Error::from_reason(e.to_string()))?;
     let local = bound.local;
     let server = bound.server;
@@ -389,7 +392,7 @@ fn start<A: Application + Send + 'static>(opts: Options, inbox: Arc<Inbox>, app:
         .name("h3-io".into())
         .spawn(move || panic_report::run_reporting_escapes(|| server.run()))
         .map_err(|e| Error::from_reason(format!("cannot start I/O thread: {e}")))?;
-    Ok(NativeServer { shared: bound.shared, inbox, local, thread: Some(thread) })
+    Ok(NativeServer { shared: bound.shared, group, inbox, local, thread: Some(thread) })
 }
 
 fn install_panic_hook() {
@@ -432,6 +435,23 @@ impl NativeServer {
         }
         self.inbox.acked_batch.fetch_max(acked_batch as u64, Ordering::AcqRel);
         let _ = self.shared.waker.wake();
+    }
+
+    /// Closes every connection with nothing in flight (no request, no
+    /// unacknowledged response, no WebTransport session), on every worker
+    /// of a group; the others go on. The loop acts on its next turn.
+    #[napi(catch_unwind)]
+    pub fn close_idle_connections(&self) {
+        match &self.group {
+            Some(g) => {
+                g.close_idle.fetch_add(1, Ordering::AcqRel);
+                g.wake(u64::MAX);
+            }
+            None => {
+                self.shared.close_idle.fetch_add(1, Ordering::AcqRel);
+                let _ = self.shared.waker.wake();
+            }
+        }
     }
 
     /// Starts shutdown. Graceful: GOAWAY, in-flight requests finish (up to

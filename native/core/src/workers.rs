@@ -100,6 +100,9 @@ pub struct WorkerGroup {
     /// resumes on whichever worker its new connection lands (BoringSSL's own
     /// key would differ per worker).
     pub ticket_key: [u8; 48],
+    /// Raised by closeIdleConnections() on any worker: every worker closes
+    /// its idle connections once per new value.
+    pub close_idle: AtomicU64,
     mailboxes: RwLock<Vec<Option<Arc<Mailbox>>>>,
     /// Where the worker index sits in a connection ID; fixed by the first
     /// worker that joins (it depends on the QUIC-LB server ID's length).
@@ -121,6 +124,7 @@ impl WorkerGroup {
             counters: Arc::new(Counters::default()),
             workers: (0..count).map(|_| WorkerCounters::default()).collect(),
             ticket_key,
+            close_idle: AtomicU64::new(0),
             mailboxes: RwLock::new(vec![None; count]),
             offset: AtomicU64::new(u64::MAX),
             steering: Mutex::new(crate::steering::SteeringState::new(count, try_ebpf)),

@@ -326,10 +326,15 @@ export class Http3SecureServer extends EventEmitter {
   }
 
   /**
-   * Does nothing yet: the stream interface cannot close one connection.
-   * QUIC's idle timeout (idleTimeoutMs) frees idle connections.
+   * Closes every HTTP/3 connection with nothing in flight (no request, no
+   * response still unacknowledged, no WebTransport session) with
+   * H3_NO_ERROR, on every worker, as node:http's does for idle keep-alive
+   * sockets (Fastify calls it when it closes); connections with requests
+   * in flight go on. The TCP side is node:http2's, which has no such call.
    */
-  closeIdleConnections(): void {}
+  closeIdleConnections(): void {
+    (this.#core as { closeIdleConnections?: () => void } | undefined)?.closeIdleConnections?.();
+  }
 
   /** Per-request idle timeout: 'timeout' on the request, response and server after `ms` with no bytes moving; with no listener the stream is reset. */
   setTimeout(ms: number, callback?: (socket: Http3StreamSocket) => void): this {

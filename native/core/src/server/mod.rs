@@ -72,6 +72,10 @@ pub struct Shared {
     /// left packets in its mailbox.
     pub waker: Arc<Waker>,
     pub counters: Arc<Counters>,
+    /// Raised by each closeIdleConnections() (without workers; a group has
+    /// its own, for all its workers): the loop closes idle connections once
+    /// per new value.
+    pub close_idle: std::sync::atomic::AtomicU64,
 }
 
 pub struct Server<A: Application> {
@@ -108,6 +112,8 @@ pub struct Server<A: Application> {
     /// One worker of several: its group, mailbox and the packets others
     /// forwarded to it (workers.rs).
     worker: Option<WorkerTie>,
+    /// The close_idle value last acted on.
+    close_idle_seen: u64,
 }
 
 /// A worker's ties to its group.
@@ -163,7 +169,7 @@ impl<A: Application> Server<A> {
         socket.register(poll.registry(), SOCKET)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(ListenError::Socket)?);
         let counters = options.worker.as_ref().map_or_else(|| Arc::new(Counters::default()), |w| w.group.counters.clone());
-        let shared = Arc::new(Shared { shutdown: AtomicU8::new(SHUTDOWN_NONE), waker: waker.clone(), counters });
+        let shared = Arc::new(Shared { shutdown: AtomicU8::new(SHUTDOWN_NONE), waker: waker.clone(), counters, close_idle: Default::default() });
         let worker = match &options.worker {
             None => None,
             Some(role) => {
@@ -189,6 +195,7 @@ impl<A: Application> Server<A> {
             own_pacing,
             ids,
             worker,
+            close_idle_seen: 0,
             retry_key: options.retry_key.unwrap_or_else(crate::retry::process_key),
             half_open: 0,
             poll,
@@ -270,6 +277,7 @@ impl<A: Application> Server<A> {
     fn turn(&mut self) {
         self.apply_actions();
         self.check_shutdown();
+        self.close_idle_if_asked();
         // A turn woken by the waker or a timer alone does not read: the
         // socket was found empty and no datagram has arrived since.
         if self.app.accepting() {
@@ -673,6 +681,33 @@ impl<A: Application> Server<A> {
                 }
                 self.mark_dirty(id);
             }
+        }
+    }
+
+    /// closeIdleConnections(): every established connection with nothing in
+    /// flight (H3Connection::is_idle) closes with H3_NO_ERROR; the others go
+    /// on. A request whose packets arrive in the same turn is not yet read,
+    /// but its stream data is, and that keeps its connection open.
+    fn close_idle_if_asked(&mut self) {
+        let asked = match &self.worker {
+            Some(w) => w.role.group.close_idle.load(Ordering::Acquire),
+            None => self.shared.close_idle.load(Ordering::Acquire),
+        };
+        if asked == self.close_idle_seen {
+            return;
+        }
+        self.close_idle_seen = asked;
+        let idle: Vec<ConnId> = self
+            .table
+            .iter_mut()
+            .filter(|(_, c)| c.quic.is_established() && !c.quic.is_draining() && !c.quic.is_closed())
+            .filter_map(|(id, c)| c.h3.is_idle(&mut c.quic).then_some(id))
+            .collect();
+        for id in idle {
+            if let Some(c) = self.table.get_mut(id) {
+                let _ = c.quic.close(true, H3_NO_ERROR, b"idle connection closed");
+            }
+            self.mark_dirty(id);
         }
     }
 

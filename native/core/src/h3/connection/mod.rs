@@ -228,6 +228,12 @@ impl H3Connection {
             + if self.options.webtransport_app { self.sessions.len() } else { 0 }
     }
 
+    /// Nothing in flight at all: no request, no response still unacknowledged,
+    /// no WebTransport session (echo or application), no stream data unread.
+    pub fn is_idle(&mut self, quic: &mut quiche::Connection) -> bool {
+        self.requests_in_flight(quic) == 0 && self.sessions.is_empty() && quic.readable().len() == 0
+    }
+
     #[inline]
     fn prune_delivered(&mut self, quic: &mut quiche::Connection) {
         self.undelivered.retain(|id| matches!(quic.stream_capacity(*id), Ok(_) | Err(quiche::Error::Done)));
