@@ -46,14 +46,19 @@ export interface TransportOptions extends WorkerOptions {
   retryThreshold?: number;
   retryTokenKey?: Buffer | string;
   /**
-   * TLS session ticket key, 48 bytes (a Buffer or 96 hex digits): every
-   * server given the same key resumes the sessions of the others and of its
-   * own earlier runs (a resumed handshake skips the certificate). Absent:
-   * BoringSSL's own key, random per process and rotated by it. A key given
-   * here is not rotated by the server: rotate it by restarting with a new
-   * one.
+   * TLS session ticket secret, 48 bytes (a Buffer or 96 hex digits): the
+   * server derives a ticket key per `ticketKeyRotation` period from it, seals
+   * new tickets under the current one and still opens tickets of the
+   * previous (and next) period, renewing them. Every server given the same
+   * secret, with clocks within a period of each other, resumes the others'
+   * sessions and those of its own earlier runs (a resumed handshake skips
+   * the certificate). Absent: BoringSSL's own key, random per process and
+   * rotated by it (with workers, one random secret per server, rotated the
+   * same way).
    */
   ticketKey?: Buffer | string;
+  /** Seconds each ticket key derived from `ticketKey` seals new tickets (default 43,200: 12 hours). */
+  ticketKeyRotation?: number;
   /**
    * 0-RTT (TLS early data) from clients resuming a session: `'safe'` (the
    * default) answers GET, HEAD and OPTIONS sent in early data and answers
@@ -76,6 +81,7 @@ export function pickTransportOptions(o: TransportOptions): TransportOptions {
     retryThreshold: o.retryThreshold,
     retryTokenKey: o.retryTokenKey,
     ticketKey: o.ticketKey,
+    ticketKeyRotation: o.ticketKeyRotation,
     earlyData: o.earlyData,
     workers: o.workers,
     workerEntry: o.workerEntry,
@@ -94,6 +100,7 @@ export function addonTransportOptions(o: TransportOptions) {
     retryThreshold: o.retryThreshold,
     retryTokenKey: keyOf('retryTokenKey', o.retryTokenKey),
     ticketKey: keyOf('ticketKey', o.ticketKey, 48),
+    ticketKeyRotationS: rotationOf(o.ticketKeyRotation),
     earlyData: oneOf('earlyData', EARLY_DATA_MODES, o.earlyData),
   };
 }
@@ -137,6 +144,14 @@ function oneOf<T extends string>(name: string, choices: readonly T[], value: unk
     throw new TypeError(`${name} must be one of ${choices.join(', ')}, got ${JSON.stringify(value)}`);
   }
   return value as T;
+}
+
+function rotationOf(v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 0xffffffff) {
+    throw new TypeError(`ticketKeyRotation must be a whole number of seconds from 1, got ${JSON.stringify(v)}`);
+  }
+  return v as number;
 }
 
 function pacingOf(v: unknown): boolean | undefined {

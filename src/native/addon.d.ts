@@ -239,8 +239,13 @@ export interface NativeOptions {
   retryThreshold?: number
   /** Key for Retry tokens: 32 bytes; absent, random per process. */
   retryTokenKey?: Buffer
-  /** TLS session ticket key: 48 bytes; absent, BoringSSL's own. */
+  /**
+   * TLS session ticket secret: 48 bytes, from which rotating keys derive;
+   * absent, BoringSSL's own key (or a worker group's random secret).
+   */
   ticketKey?: Buffer
+  /** Seconds each derived ticket key seals new tickets (default 12 h). */
+  ticketKeyRotationS?: number
   /**
    * 0-RTT: "safe" (the default: GET, HEAD and OPTIONS answered in early
    * data, other methods 425), "all", or "off" (no early data).

@@ -78,8 +78,11 @@ pub struct NativeOptions {
     pub retry_threshold: Option<u32>,
     /// Key for Retry tokens: 32 bytes; absent, random per process.
     pub retry_token_key: Option<Buffer>,
-    /// TLS session ticket key: 48 bytes; absent, BoringSSL's own.
+    /// TLS session ticket secret: 48 bytes, from which rotating keys derive;
+    /// absent, BoringSSL's own key (or a worker group's random secret).
     pub ticket_key: Option<Buffer>,
+    /// Seconds each derived ticket key seals new tickets (default 12 h).
+    pub ticket_key_rotation_s: Option<u32>,
     /// 0-RTT: "safe" (the default: GET, HEAD and OPTIONS answered in early
     /// data, other methods 425), "all", or "off" (no early data).
     pub early_data: Option<String>,
@@ -343,6 +346,11 @@ pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Bu
         retry,
         retry_key,
         ticket_key,
+        ticket_rotation_s: match options.ticket_key_rotation_s {
+            None => d.ticket_rotation_s,
+            Some(0) => return Err(Error::from_reason("ticketKeyRotation must be at least 1 second")),
+            Some(s) => u64::from(s),
+        },
         early_data,
         early_data_any_method,
     };

@@ -78,6 +78,9 @@ pub struct Options {
     /// TLS session ticket key (48 bytes: BoringSSL's name, HMAC and AES
     /// keys); None: BoringSSL's own, random per process and rotated by it.
     pub ticket_key: Option<[u8; 48]>,
+    /// How long each ticket key derived from `ticket_key` seals new tickets
+    /// (tickets.rs); a ticket is opened for up to two such periods.
+    pub ticket_rotation_s: u64,
     /// One worker of several (workers.rs): its socket shares the port
     /// (SO_REUSEPORT), its connection IDs carry its index, and it adds to
     /// the group's counters.
@@ -115,6 +118,7 @@ impl Default for Options {
             retry: crate::retry::RetryMode::Auto { half_open: crate::retry::AUTO_THRESHOLD },
             retry_key: None,
             ticket_key: None,
+            ticket_rotation_s: crate::tickets::DEFAULT_PERIOD_S,
             worker: None,
             early_data: true,
             early_data_any_method: false,
@@ -144,7 +148,19 @@ impl Options {
     }
 
     pub fn quiche_config(&self) -> Result<quiche::Config, ListenError> {
-        let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(ListenError::Quiche)?;
+        // With a ticket secret (given, or a worker group's), tickets are
+        // sealed under keys that rotate (tickets.rs); else BoringSSL's own
+        // key, which it rotates, serves this process alone.
+        let group_key = self.worker.as_ref().map(|w| w.group.ticket_key);
+        let mut c = match self.ticket_key.or(group_key) {
+            None => quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(ListenError::Quiche)?,
+            Some(secret) => {
+                let mut tls = boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls())
+                    .map_err(|_| ListenError::Quiche(quiche::Error::TlsFail))?;
+                crate::tickets::install(&mut tls, secret, self.ticket_rotation_s);
+                quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, tls).map_err(ListenError::Quiche)?
+            }
+        };
         c.load_cert_chain_from_pem_file(&self.cert_path)
             .map_err(|_| ListenError::Certificate { path: self.cert_path.clone() })?;
         c.load_priv_key_from_pem_file(&self.key_path)
@@ -178,12 +194,9 @@ impl Options {
         c.enable_pacing(self.pacing);
         // Resumption across processes and restarts: every server given the
         // same key decrypts the others' session tickets.
-        // Workers share one key (the group's, when none is given), so a
-        // client resumes on whichever worker its next connection lands.
-        let group_key = self.worker.as_ref().map(|w| &w.group.ticket_key);
-        if let Some(key) = self.ticket_key.as_ref().or(group_key) {
-            c.set_ticket_key(key).map_err(ListenError::Quiche)?;
-        }
+        // Resumption across processes, restarts and workers: the ticket
+        // secret (set above) gives every server that shares it the same
+        // rotating keys.
         if self.early_data {
             c.enable_early_data();
         }

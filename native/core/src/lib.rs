@@ -32,6 +32,7 @@ pub mod server;
 pub mod steering;
 #[cfg(any(test, feature = "test-pair"))]
 pub mod testing;
+pub mod tickets;
 pub mod udp_bind;
 pub mod varint;
 pub mod workers;
