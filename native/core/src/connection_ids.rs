@@ -123,7 +123,7 @@ impl ConnectionIds {
 
     /// The server ID a QUIC-LB balancer reads from `cid` under this
     /// configuration (what the test balancer does).
-    pub fn server_id_of<'a>(cid: &'a [u8], server_id_len: usize) -> Option<(u8, &'a [u8])> {
+    pub fn server_id_of(cid: &[u8], server_id_len: usize) -> Option<(u8, &[u8])> {
         let first = *cid.first()?;
         let config = first >> 5;
         if config == UNROUTABLE_CONFIG || cid.len() < 1 + server_id_len + MIN_NONCE {

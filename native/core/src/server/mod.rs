@@ -437,7 +437,7 @@ impl<A: Application> Server<A> {
                 let dcid = hdr.dcid.to_vec();
                 let retried = self.validated_original_id(hdr.token.as_deref(), from);
                 if retried.is_none() && self.options.retry.applies(self.half_open) {
-                    self.send_retry(&hdr.scid.to_vec(), &dcid, hdr.version, from);
+                    self.send_retry(&hdr.scid.clone(), &dcid, hdr.version, from);
                     return;
                 }
                 match self.accept(&dcid, retried.as_deref(), from) {

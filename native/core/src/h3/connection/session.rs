@@ -70,7 +70,7 @@ impl H3Connection {
     /// place under the cap is freed.
     pub(super) fn drop_pending_session<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, app: &mut A) {
         let Some(StreamState::Request(r)) = self.streams.get(&id) else { return };
-        if !(r.session && !r.responded) {
+        if !r.session || r.responded {
             return;
         }
         Counters::sub(&self.counters.wt_sessions_open, 1);
