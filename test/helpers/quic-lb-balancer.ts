@@ -30,7 +30,7 @@ function destinationId(msg: Buffer): Buffer | undefined {
   return msg.length >= 1 + CID_LEN ? msg.subarray(1, 1 + CID_LEN) : undefined;
 }
 
-export async function quicLbBalancer(configId: number, servers: { port: number; serverId: Buffer }[]): Promise<Balanced> {
+export async function quicLbBalancer(configId: number, servers: { port: number; serverId: Buffer; host?: string }[]): Promise<Balanced> {
   const front = dgram.createSocket('udp4');
   const byServerId = servers.map(() => 0);
   const byHash = servers.map(() => 0);
@@ -56,7 +56,8 @@ export async function quicLbBalancer(configId: number, servers: { port: number; 
       back = dgram.createSocket('udp4');
       back.on('message', (msg) => front.send(msg, client.port, client.address));
       backs.set(key, back);
-      await new Promise<void>((r) => back!.bind(0, '127.0.0.1', r));
+      // Any local address: servers may sit in network namespaces (test/helpers/netns.ts).
+      await new Promise<void>((r) => back!.bind(0, '0.0.0.0', r));
     }
     return back;
   };
@@ -64,7 +65,7 @@ export async function quicLbBalancer(configId: number, servers: { port: number; 
     const dcid = destinationId(msg);
     if (!dcid) return;
     const server = servers[pick(dcid)];
-    (await backFor({ address: rinfo.address, port: rinfo.port })).send(msg, server.port, '127.0.0.1');
+    (await backFor({ address: rinfo.address, port: rinfo.port })).send(msg, server.port, server.host ?? '127.0.0.1');
   });
   await new Promise<void>((r) => front.bind(0, '127.0.0.1', r));
   return {
