@@ -906,7 +906,10 @@ impl<A: Application> Server<A> {
                 if own_pacing {
                     conn.pacer.spent(n);
                 }
-                if info.at > now + PACING_GRANULARITY {
+                // `now` is from before this connection's sends: a thread
+                // descheduled since (a busy machine) sees quiche stamp a
+                // packet for now as later, so the clock is read again.
+                if info.at > now + PACING_GRANULARITY && info.at > Instant::now() + PACING_GRANULARITY {
                     // quiche's pacer (BBRv2) wants this one later than this
                     // turn: what is built so far leaves now, this packet at
                     // its time.
