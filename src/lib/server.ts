@@ -2,6 +2,7 @@
 // servers (createServer, listen, a 'request' handler, close), on the native
 // quiche core.
 import { EventEmitter } from 'node:events';
+import { addon } from '../native/binding';
 import type { NativeCounters } from '../native/binding';
 import type { H3Request } from './request';
 import type { H3Response } from './response';
@@ -239,48 +240,7 @@ export class Http3Server extends EventEmitter {
 
   /** Native counters (bytes and datagrams received, body bytes read, connections); zeros before listen(). */
   counters(): NativeCounters {
-    return (
-      this.#core.counters() ?? {
-        wtSessionsOpen: 0,
-        wtPeerStreamsOpen: 0,
-        wtSessionsEstablished: 0,
-        wtPeerStreamsOffered: 0,
-        udpBytesReceived: 0,
-        udpDatagramsReceived: 0,
-        udpDatagramsSent: 0,
-        udpGsoSends: 0,
-        udpRecvCalls: 0,
-        udpSendCalls: 0,
-        bodyBytesRead: 0,
-        connectionsAccepted: 0,
-        connectionsOpen: 0,
-        handshakeFailures: 0,
-        udpBytesSent: 0,
-        requestStreamsOpen: 0,
-        handshakeTimeouts: 0,
-        wtDatagramsReceived: 0,
-        quicDatagramsReceived: 0,
-        sendBytesQueued: 0,
-        bodyBytesBuffered: 0,
-        udpTooLarge: 0,
-        statelessResetsSent: 0,
-        statelessResetsLimited: 0,
-        pacingWaits: 0,
-        pathMigrations: 0,
-        retriesSent: 0,
-        retryTokensInvalid: 0,
-        initialsTooSmall: 0,
-        wtDatagramsSent: 0,
-        wtDatagramsDropped: 0,
-        wtStreamBytesRead: 0,
-        nativeResponses200: 0,
-        nativeResponses413: 0,
-        nativeResponses425: 0,
-        nativeResponses429: 0,
-        nativeResponses431: 0,
-        nativeResponses501: 0,
-      }
-    );
+    return this.#core.counters() ?? addon(devHooksOf(this.#options)?.addonPath).zeroCounters();
   }
 
   address(): AddressInfo | null {

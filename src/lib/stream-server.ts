@@ -5,14 +5,14 @@
 // connections, and sends what streams ask for back as command batches (one
 // submit per batch handled, or per microtask for asynchronous answers).
 import { addon, NativeCounters, NativeGroupStats, NativeServer } from '../native/binding';
-import { claimWorkerPlace, WORKER_STEERINGS, WorkerPool, workerCount, workerEntryPath } from './workers';
+import { claimWorkerPlace, WorkerPool, workerCount, workerEntryPath } from './workers';
 import { AbortReason, CommandWriter, ConnClosedInfo, decodeBatch, EventSink, LogLevel, RequestFlag } from '../native/protocol';
 import { Connection } from './connection';
 import type { DevHooks } from './dev-hooks';
 import type { Logger } from './log';
 import { NativeRequestStream, StreamOwner } from './native-stream';
 import type { ConnectionHandle, RequestStream, StreamAbortReason } from './request-stream';
-import { addonTransportOptions } from './transport-options';
+import { addonTransportOptions, wantsEbpfSteering } from './transport-options';
 import type { TransportOptions } from './transport-options';
 import { SessionRequestHandler, WebTransportRegistry } from './webtransport/registry';
 
@@ -137,9 +137,7 @@ export class StreamServer implements EventSink, StreamOwner {
     const place = claimWorkerPlace();
     const count = place ? 1 : workerCount(o.workers);
     const entry = count > 1 ? workerEntryPath(o.workerEntry) : undefined;
-    if (o.workerSteering !== undefined && !WORKER_STEERINGS.includes(o.workerSteering)) {
-      throw new TypeError(`workerSteering must be one of ${WORKER_STEERINGS.join(', ')}, got ${JSON.stringify(o.workerSteering)}`);
-    }
+    const ebpf = wantsEbpfSteering(o);
     this.sessions = this.#makeSessionRegistry();
     let worker: { workerGroup: number; workerIndex: number } | undefined;
     if (place) {
@@ -147,7 +145,7 @@ export class StreamServer implements EventSink, StreamOwner {
       port = place.port;
       host = place.host;
     } else if (count > 1) {
-      worker = { workerGroup: addon(hooks?.addonPath).createWorkerGroup(count, o.workerSteering !== 'forwarding'), workerIndex: 0 };
+      worker = { workerGroup: addon(hooks?.addonPath).createWorkerGroup(count, ebpf), workerIndex: 0 };
     }
     try {
       this.native = addon(hooks?.addonPath).listen(

@@ -4,6 +4,7 @@
 // once here; checked here, so a mistake is a TypeError naming the option;
 // handed to the addon by addonTransportOptions.
 
+import { WORKER_STEERINGS } from './workers';
 import type { WorkerOptions } from './workers';
 
 export interface TransportOptions extends WorkerOptions {
@@ -103,6 +104,11 @@ export function addonTransportOptions(o: TransportOptions) {
     ticketKeyRotationS: rotationOf(o.ticketKeyRotation),
     earlyData: oneOf('earlyData', EARLY_DATA_MODES, o.earlyData),
   };
+}
+
+/** workerSteering checked: false when packets must go by forwarding, true to try the kernel's eBPF steering first. */
+export function wantsEbpfSteering(o: TransportOptions): boolean {
+  return oneOf('workerSteering', WORKER_STEERINGS, o.workerSteering) !== 'forwarding';
 }
 
 /** Connection IDs a QUIC-LB load balancer can route (draft-ietf-quic-load-balancers, plaintext). */

@@ -295,3 +295,6 @@ export declare function releaseWorkerGroup(id: number): void
 
 /** A group's steering and per-worker tallies. */
 export declare function workerGroupStats(id: number): NativeGroupStats | null
+
+/** Every counter at zero: what a server that is not listening reports. */
+export declare function zeroCounters(): NativeCounters

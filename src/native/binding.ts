@@ -13,6 +13,7 @@ import type {
   releaseFreeNativeMemory,
   releaseWorkerGroup,
   workerGroupStats,
+  zeroCounters,
   NativeAddress,
   NativeCounters,
   NativeGroupStats,
@@ -31,6 +32,7 @@ interface Addon {
   createWorkerGroup: typeof createWorkerGroup;
   releaseWorkerGroup: typeof releaseWorkerGroup;
   workerGroupStats: typeof workerGroupStats;
+  zeroCounters: typeof zeroCounters;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');

@@ -180,6 +180,12 @@ macro_rules! native_counters {
 
 h3core::reported_counters!(native_counters);
 
+/// Every counter at zero: what a server that is not listening reports.
+#[napi]
+pub fn zero_counters() -> NativeCounters {
+    counters_snapshot(&counters::Counters::default())
+}
+
 #[napi]
 pub struct NativeServer {
     shared: Arc<Shared>,

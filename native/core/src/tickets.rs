@@ -12,6 +12,7 @@
 //! and a clock within a period of the others derives the same keys, so
 //! rotation needs no coordination between machines.
 
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use boring::hash::MessageDigest;
@@ -54,20 +55,31 @@ pub fn period_of(now: SystemTime, period_s: u64) -> u64 {
     now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() / period_s.max(1))
 }
 
+/// The keys accepted at period `now`: the current one first, then the
+/// previous and the next.
+pub fn keys_at(secret: &[u8; 48], now: u64) -> Option<[PeriodKey; 3]> {
+    Some([period_key(secret, now)?, period_key(secret, now.saturating_sub(1))?, period_key(secret, now + 1)?])
+}
+
+/// Which of `keys` (from `keys_at`) a ticket named `name` was sealed
+/// under, and whether it is the current one.
+pub fn find<'k>(keys: &'k [PeriodKey; 3], name: &[u8; 16]) -> Option<(&'k PeriodKey, bool)> {
+    keys.iter().position(|k| &k.name == name).map(|i| (&keys[i], i == 0))
+}
+
 /// Which period's key a ticket named `name` was sealed under, among the
-/// ones still accepted at period `now`: the current one first.
+/// ones still accepted at period `now`.
 pub fn accepted(secret: &[u8; 48], now: u64, name: &[u8; 16]) -> Option<(PeriodKey, bool)> {
-    for (p, current) in [(now, true), (now.saturating_sub(1), false), (now + 1, false)] {
-        let k = period_key(secret, p)?;
-        if &k.name == name {
-            return Some((k, current));
-        }
-    }
-    None
+    let keys = keys_at(secret, now)?;
+    find(&keys, name).map(|(k, current)| (k.clone(), current))
 }
 
 /// Installs the callback on a TLS context builder.
 pub fn install(builder: &mut SslContextBuilder, secret: [u8; 48], period_s: u64) {
+    // A period's keys are derived once (nine HMACs), not per ticket sealed
+    // or opened. Only this server's I/O thread calls in, so the lock is
+    // never contended.
+    let ring: Mutex<Option<(u64, [PeriodKey; 3])>> = Mutex::new(None);
     let callback = move |_: &boring::ssl::SslRef,
                          name: &mut [u8; 16],
                          iv: &mut [u8; 16],
@@ -75,21 +87,24 @@ pub fn install(builder: &mut SslContextBuilder, secret: [u8; 48], period_s: u64)
                          hmac: &mut HmacCtxRef,
                          encrypt: bool| {
         let now = period_of(SystemTime::now(), period_s);
-        // Any failure means a full handshake, never an aborted one.
-        let seal = |name: &mut [u8; 16], iv: &mut [u8; 16], cipher: &mut CipherCtxRef, hmac: &mut HmacCtxRef| -> Option<()> {
-            let k = period_key(&secret, now)?;
-            boring::rand::rand_bytes(iv).ok()?;
-            name.copy_from_slice(&k.name);
-            cipher.init_encrypt(&Cipher::aes_128_cbc(), &k.aes, iv).ok()?;
-            hmac.init(&k.hmac, &MessageDigest::sha256()).ok()
-        };
-        if encrypt {
-            return match seal(name, iv, cipher, hmac) {
-                Some(()) => TicketKeyCallbackResult::Success,
-                None => TicketKeyCallbackResult::Noop,
-            };
+        let mut held = ring.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if held.as_ref().map_or(true, |(p, _)| *p != now) {
+            *held = keys_at(&secret, now).map(|keys| (now, keys));
         }
-        let Some((k, current)) = accepted(&secret, now, name) else { return TicketKeyCallbackResult::Noop };
+        // Any failure means a full handshake, never an aborted one.
+        let Some((_, keys)) = held.as_ref() else { return TicketKeyCallbackResult::Noop };
+        if encrypt {
+            let k = &keys[0];
+            let sealed = boring::rand::rand_bytes(iv).is_ok()
+                && cipher.init_encrypt(&Cipher::aes_128_cbc(), &k.aes, iv).is_ok()
+                && hmac.init(&k.hmac, &MessageDigest::sha256()).is_ok();
+            if !sealed {
+                return TicketKeyCallbackResult::Noop;
+            }
+            name.copy_from_slice(&k.name);
+            return TicketKeyCallbackResult::Success;
+        }
+        let Some((k, current)) = find(keys, name) else { return TicketKeyCallbackResult::Noop };
         if cipher.init_decrypt(&Cipher::aes_128_cbc(), &k.aes, iv).is_err() || hmac.init(&k.hmac, &MessageDigest::sha256()).is_err() {
             return TicketKeyCallbackResult::Noop;
         }

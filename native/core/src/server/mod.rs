@@ -141,6 +141,21 @@ enum Source {
 
 /// The bytes of the datagram at `src`; a function of the two fields, not
 /// of the server, so the rest of it stays free to borrow.
+/// A datagram's destination connection ID by QUIC's version-independent
+/// invariants (RFC 8999 section 5): after a long header's version, its own
+/// length byte; in a short header, right after the first byte, as long as
+/// the IDs this server issues (every short-header packet it can route
+/// carries one of them).
+fn destination_id(buf: &[u8]) -> Option<&[u8]> {
+    let first = *buf.first()?;
+    if first & 0x80 != 0 {
+        let n = usize::from(*buf.get(5)?);
+        buf.get(6..6 + n)
+    } else {
+        buf.get(1..1 + crate::connection_ids::CID_LEN)
+    }
+}
+
 fn datagram<'a>(socket: &'a mut Socket, worker: &'a mut Option<WorkerTie>, src: Source, len: usize) -> &'a mut [u8] {
     match (src, worker) {
         (Source::Socket(off), _) => &mut socket.recv_buf[off..off + len],
@@ -399,13 +414,19 @@ impl<A: Application> Server<A> {
             Counters::add(&self.shared.counters.udp_bytes_received, len as u64);
             Counters::add(&self.shared.counters.udp_datagrams_received, 1);
         }
-        if self.worker.is_some() {
-            let buf = datagram(&mut self.socket, &mut self.worker, src, len);
-            let Ok(hdr) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN) else { return };
+        if let (Some(_), Source::Socket(off)) = (&self.worker, src) {
+            // Only the destination ID decides the owner: read it by the
+            // version-independent invariants rather than parsing the whole
+            // header twice (quiche parses it below).
             let mut dcid = [0u8; quiche::MAX_CONN_ID_LEN];
-            let n = hdr.dcid.len();
-            dcid[..n].copy_from_slice(&hdr.dcid);
-            if self.forward_if_foreign(src, len, from, &dcid[..n]) {
+            let n = match destination_id(&self.socket.recv_buf[off..off + len]) {
+                Some(id) if id.len() <= dcid.len() => {
+                    dcid[..id.len()].copy_from_slice(id);
+                    id.len()
+                }
+                _ => 0,
+            };
+            if n > 0 && self.forward_if_foreign(src, len, from, &dcid[..n]) {
                 return;
             }
         }

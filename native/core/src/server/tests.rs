@@ -516,3 +516,24 @@ fn a_session_resumes_on_another_server_with_the_same_ticket_key_and_only_then() 
     assert!(!resumed_across_servers(Some(key), Some([0x43; 48])), "another key: a full handshake");
     assert!(!resumed_across_servers(None, None), "no key: each server has its own");
 }
+
+#[test]
+fn the_destination_id_read_by_the_invariants_is_the_one_quiche_parses() {
+    let mut long = unsupported_initial(0x0102_0304_0506_0708);
+    assert_eq!(destination_id(&long), Some(&0x0102_0304_0506_0708_u64.to_be_bytes()[..]));
+    let parsed = quiche::Header::from_slice(&mut long, quiche::MAX_CONN_ID_LEN).unwrap();
+    assert_eq!(destination_id(&unsupported_initial(0x0102_0304_0506_0708)), Some(parsed.dcid.as_ref()));
+
+    let mut short = vec![0x40];
+    short.extend((0..crate::connection_ids::CID_LEN as u8).map(|b| b + 1));
+    short.extend_from_slice(&[0xaa; 24]);
+    let want = short[1..1 + crate::connection_ids::CID_LEN].to_vec();
+    assert_eq!(destination_id(&short), Some(&want[..]));
+    let parsed = quiche::Header::from_slice(&mut short, crate::connection_ids::CID_LEN).unwrap();
+    assert_eq!(parsed.dcid.as_ref(), &want[..]);
+
+    // Cut short: nothing, never a panic.
+    assert_eq!(destination_id(&[]), None);
+    assert_eq!(destination_id(&[0xc0, 0, 0, 0, 1, 8, 1, 2]), None);
+    assert_eq!(destination_id(&[0x40, 1, 2, 3]), None);
+}
