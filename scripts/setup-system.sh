@@ -7,7 +7,8 @@
 #   tshark:                     the TLS key-log test captures loopback traffic (dumpcap)
 #                               and decrypts it; preseeded to skip the setuid question.
 #   ngtcp2-client:              ngtcp2's example HTTP/3 client (gtlsclient), for the interop matrix.
+#   openssl:                    the interop runner's amplificationlimit case makes a large certificate.
 set -euo pipefail
 
-packages=(cmake clang libclang-dev python3-venv chromium chromium-driver tshark ngtcp2-client)
+packages=(cmake clang libclang-dev python3-venv chromium chromium-driver tshark ngtcp2-client openssl)
 bash "$(dirname "$0")/apt-install.sh" "${packages[@]}"

@@ -157,6 +157,11 @@ export interface NativeCounters {
    * start, those refused over a cap included.
    */
   wtPeerStreamsOffered: number
+  /**
+   * Handshakes that resumed a TLS session from a ticket (0-RTT or not),
+   * since start.
+   */
+  handshakesResumed: number
   nativeResponses200: number
   nativeResponses413: number
   nativeResponses425: number

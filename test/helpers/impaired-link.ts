@@ -18,6 +18,21 @@ export interface LinkRules {
   rateMbps?: number;
   /** The bottleneck's queue (default: one round trip's worth at the rate, at least 64 KiB). */
   queueBytes?: number;
+  /** Probability that one byte of a datagram is changed (anywhere in it), each direction (0..1). */
+  corrupt?: number;
+  /** Probability that a datagram is held back and sent after the next one in its direction (at most 20 ms later), each direction. */
+  reorder?: number;
+  /** Nothing passes either way for `forMs` once the server has sent `afterBytes` (a link that goes dark mid-transfer). */
+  blackhole?: { afterBytes: number; forMs: number };
+  /**
+   * A NAT rebinding: once the server has sent `afterBytes`, the relay's
+   * server-side socket is replaced every `everyMs` (`times` times at most),
+   * so the client appears from a new port, and with `address` from a new
+   * 127.0.0.x address too; the old mapping is gone at once.
+   */
+  rebind?: { everyMs: number; afterBytes?: number; times?: number; address?: boolean };
+  /** Client datagrams after the first are dropped for this long: the server hears nothing more (the amplification limit's case). */
+  silenceClientAfterFirstMs?: number;
 }
 
 export interface ImpairedLink {
@@ -27,6 +42,15 @@ export interface ImpairedLink {
   readonly fromServer: { at: number; size: number; long: boolean }[];
   /** Datagrams dropped by the loss rule, and by the bottleneck's full queue. */
   readonly dropped: { toServer: number; toClient: number; queueFull: number };
+  /** What the other rules did: datagrams corrupted, reordered and lost in the blackhole; rebindings made. */
+  readonly impaired: { corrupted: number; reordered: number; blackholed: number; rebinds: number; silenced: number };
+  /**
+   * The server's anti-amplification limit seen from the wire (RFC 9000
+   * section 8.1): UDP payload bytes the server received and sent before any
+   * client Handshake packet reached it, and the largest excess of sent over
+   * three times received at any moment in that span (0 or less: within it).
+   */
+  readonly amplification: { received: number; sent: number; worstExcess: number };
   close(): void;
 }
 
@@ -35,46 +59,170 @@ const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 /** Relays one client to the server at `serverPort` on 127.0.0.1 under `rules`. */
 export async function impairedLink(serverPort: number, rules: LinkRules): Promise<ImpairedLink> {
   const front = dgram.createSocket('udp4');
-  const back = dgram.createSocket('udp4');
   const delay = rules.delayMs ?? 0;
   const loss = rules.loss ?? 0;
   const fromServer: { at: number; size: number; long: boolean }[] = [];
   const dropped = { toServer: 0, toClient: 0, queueFull: 0 };
+  const impaired = { corrupted: 0, reordered: 0, blackholed: 0, rebinds: 0, silenced: 0 };
+  const amplification = { received: 0, sent: 0, worstExcess: -Infinity };
+  let validated = false;
+  let serverBytes = 0;
+  let blackholeUntil = 0;
+  let firstClientAt = 0;
   let client: { address: string; port: number } | undefined;
   let closed = false;
   const later = (send: () => void) => {
     if (delay > 0) setTimeout(() => !closed && send(), delay);
     else send();
   };
-  const toClient = (msg: Buffer) => {
+  const corrupt = (msg: Buffer) => {
+    if (!rules.corrupt || Math.random() >= rules.corrupt) return msg;
+    impaired.corrupted++;
+    const i = Math.floor(Math.random() * msg.length);
+    msg[i] ^= 1 + Math.floor(Math.random() * 255);
+    return msg;
+  };
+  const dark = () => {
+    if (nowMs() >= blackholeUntil) return false;
+    impaired.blackholed++;
+    return true;
+  };
+  const toClient = reorderer(rules.reorder, impaired, (msg: Buffer) => {
     const to = client;
     if (to) later(() => front.send(msg, to.port, to.address));
-  };
+  });
+  const toServer = reorderer(rules.reorder, impaired, (msg: Buffer) => later(() => back.send(msg, serverPort, '127.0.0.1')));
   const bottleneck = rules.rateMbps ? new Bottleneck(rules.rateMbps, rules.queueBytes ?? Math.max(64 * 1024, (rules.rateMbps * 125 * 2 * delay) | 0), toClient, dropped) : undefined;
+
   front.on('message', (msg, rinfo) => {
     client = { address: rinfo.address, port: rinfo.port };
-    if (Math.random() < loss) dropped.toServer++;
-    else later(() => back.send(msg, serverPort, '127.0.0.1'));
+    const now = nowMs();
+    if (firstClientAt === 0) firstClientAt = now;
+    else if (rules.silenceClientAfterFirstMs && now - firstClientAt < rules.silenceClientAfterFirstMs) {
+      impaired.silenced++;
+      return;
+    }
+    if (dark()) return;
+    if (Math.random() < loss) {
+      dropped.toServer++;
+      return;
+    }
+    if (!validated) {
+      if (hasHandshakePacket(msg)) validated = true;
+      else amplification.received += msg.length;
+    }
+    toServer(corrupt(msg));
   });
-  back.on('message', (msg) => {
+  const onServerDatagram = (msg: Buffer) => {
     fromServer.push({ at: nowMs(), size: msg.length, long: (msg[0] & 0x80) !== 0 });
+    serverBytes += msg.length;
+    if (!validated) {
+      amplification.sent += msg.length;
+      amplification.worstExcess = Math.max(amplification.worstExcess, amplification.sent - 3 * amplification.received);
+    }
+    if (rules.blackhole && blackholeUntil === 0 && serverBytes >= rules.blackhole.afterBytes) blackholeUntil = nowMs() + rules.blackhole.forMs;
+    if (rules.rebind && !rebindTimer && serverBytes >= (rules.rebind.afterBytes ?? 0)) startRebinding(rules.rebind);
+    if (dark()) return;
     if (Math.random() < loss) dropped.toClient++;
-    else if (bottleneck) bottleneck.offer(msg);
-    else toClient(msg);
-  });
+    else if (bottleneck) bottleneck.offer(corrupt(msg));
+    else toClient(corrupt(msg));
+  };
+  const bindBack = async (address: string) => {
+    const sock = dgram.createSocket('udp4');
+    sock.on('message', onServerDatagram);
+    await new Promise<void>((r) => sock.bind(0, address, r));
+    return sock;
+  };
+  let back = await bindBack('127.0.0.1');
+  let rebindTimer: NodeJS.Timeout | undefined;
+  const startRebinding = (r: NonNullable<LinkRules['rebind']>) => {
+    rebindTimer = setInterval(() => {
+      if (closed || impaired.rebinds >= (r.times ?? Infinity)) return;
+      impaired.rebinds++;
+      const old = back;
+      void bindBack(r.address ? `127.0.0.${2 + (impaired.rebinds % 250)}` : '127.0.0.1').then((sock) => {
+        if (closed) return sock.close();
+        back = sock;
+        old.close();
+      });
+    }, r.everyMs);
+  };
   await new Promise<void>((r) => front.bind(0, '127.0.0.1', r));
-  await new Promise<void>((r) => back.bind(0, '127.0.0.1', r));
   return {
     port: (front.address() as AddressInfo).port,
     fromServer,
     dropped,
+    impaired,
+    amplification,
     close: () => {
       closed = true;
+      if (rebindTimer) clearInterval(rebindTimer);
       bottleneck?.stop();
       front.close();
       back.close();
     },
   };
+}
+
+/** Sends through `send`, holding a datagram now and then (probability `p`) until the next one has gone. */
+function reorderer(p: number | undefined, impaired: { reordered: number }, send: (msg: Buffer) => void): (msg: Buffer) => void {
+  if (!p) return send;
+  let held: Buffer | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  return (msg) => {
+    if (held) {
+      const h = held;
+      held = undefined;
+      clearTimeout(timer);
+      send(msg);
+      send(h);
+      return;
+    }
+    if (Math.random() < p) {
+      impaired.reordered++;
+      held = msg;
+      timer = setTimeout(() => {
+        if (held) send(held);
+        held = undefined;
+      }, 20);
+      return;
+    }
+    send(msg);
+  };
+}
+
+/** A QUIC variable-length integer at `o`: [value, its length], or undefined past the end. */
+function varint(b: Buffer, o: number): [number, number] | undefined {
+  if (o >= b.length) return undefined;
+  const n = 1 << (b[o] >> 6);
+  if (o + n > b.length) return undefined;
+  let v = b[o] & 0x3f;
+  for (let i = 1; i < n; i++) v = v * 256 + b[o + i];
+  return [v, n];
+}
+
+/** Whether a datagram carries a QUIC v1 Handshake packet (walking its coalesced long-header packets, RFC 9000 section 12.2). */
+export function hasHandshakePacket(b: Buffer): boolean {
+  let o = 0;
+  while (o + 6 < b.length && b[o] & 0x80) {
+    const type = (b[o] & 0x30) >> 4;
+    if (b.readUInt32BE(o + 1) !== 1) return false;
+    if (type === 2) return true;
+    if (type === 3) return false;
+    let p = o + 5;
+    p += 1 + b[p];
+    if (p >= b.length) return false;
+    p += 1 + b[p];
+    if (type === 0) {
+      const token = varint(b, p);
+      if (!token) return false;
+      p += token[1] + token[0];
+    }
+    const length = varint(b, p);
+    if (!length) return false;
+    o = p + length[1] + length[0];
+  }
+  return false;
 }
 
 /**

@@ -93,6 +93,9 @@ macro_rules! reported_counters {
                 #[doc = "Client-opened WebTransport streams offered for an open session since"]
                 #[doc = "start, those refused over a cap included."]
                 wt_peer_streams_offered,
+                #[doc = "Handshakes that resumed a TLS session from a ticket (0-RTT or not),"]
+                #[doc = "since start."]
+                handshakes_resumed,
             }
             // Responses the native core wrote by itself: the 200 that opens a
             // WebTransport session, 413 over the body window, 429 past the

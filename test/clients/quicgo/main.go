@@ -283,6 +283,10 @@ func runWebTransport(base string, w *planWT, timeout time.Duration) *wtResult {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "runner" {
+		runRunner() // runner.go
+		return
+	}
 	var p plan
 	if err := json.NewDecoder(os.Stdin).Decode(&p); err != nil {
 		fmt.Fprintln(os.Stderr, "invalid plan:", err)

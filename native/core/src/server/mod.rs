@@ -818,6 +818,9 @@ impl<A: Application> Server<A> {
         if conn.quic.is_established() && !conn.handshake_done {
             conn.handshake_done = true;
             self.half_open -= 1;
+            if conn.quic.is_resumed() {
+                Counters::add(&self.shared.counters.handshakes_resumed, 1);
+            }
         }
         let app = &mut self.app;
         let scratch = &mut self.scratch;
@@ -884,6 +887,13 @@ impl<A: Application> Server<A> {
             // shorter) leaves as one GSO send.
             let mut run = Run::empty(conn.peer);
             let mut run_limit = 0;
+            // No datagram larger than the peer takes (its max_udp_payload_size,
+            // RFC 9000 section 18.2). quiche clamps the first path to it but
+            // builds a path the client moves to from the local limit alone
+            // (1,472), which quic-go's 1,452-byte buffers cut short: its
+            // migration failed in the interop runner's matrix. quiche never
+            // builds a packet larger than the buffer it is given.
+            let packet_cap = conn.quic.peer_transport_params().map_or(MAX_PACKET, |p| (p.max_udp_payload_size as usize).clamp(1200, MAX_PACKET));
             let now = Instant::now();
             // Pacing: a packet held for later goes first once its time has
             // come (the loop below may add to its run); until then nothing
@@ -916,7 +926,7 @@ impl<A: Application> Server<A> {
                     Counters::add(&counters.pacing_waits, 1);
                     break;
                 }
-                let (n, info) = match conn.quic.send(&mut socket.send_buf[run.len..run.len + MAX_PACKET]) {
+                let (n, info) = match conn.quic.send(&mut socket.send_buf[run.len..run.len + packet_cap]) {
                     Ok(r) => r,
                     Err(quiche::Error::Done) => break,
                     Err(_) => {

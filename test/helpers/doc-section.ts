@@ -1,0 +1,16 @@
+// Generated parts of a hand-written document: each test that generates one
+// owns the lines between `<!-- name:start -->` and `<!-- name:end -->`, so
+// several generators (and the prose around them) share one file.
+import fs from 'node:fs';
+
+/** Replaces section `name` of `file` with `lines` (appends it when the file has none). */
+export function writeDocSection(file: string, name: string, lines: string[]): void {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const block = [start, ...lines, end].join('\n');
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  const next = a >= 0 && b > a ? text.slice(0, a) + block + text.slice(b + end.length) : `${text.replace(/\n*$/, '\n\n')}${block}\n`;
+  fs.writeFileSync(file, next);
+}
