@@ -116,7 +116,8 @@ function goModVersion(module: string): string {
 
 /** Builds the Go client unless an up-to-date binary exists (scripts/setup-go.sh does it ahead of time). */
 export function buildQuicGo(): void {
-  const sources = ['main.go', 'go.mod', 'go.sum'].map((f) => fs.statSync(path.join(QUICGO_DIR, f)).mtimeMs);
+  const files = fs.readdirSync(QUICGO_DIR).filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum');
+  const sources = files.map((f) => fs.statSync(path.join(QUICGO_DIR, f)).mtimeMs);
   if (fs.existsSync(QUICGO_BIN) && fs.statSync(QUICGO_BIN).mtimeMs >= Math.max(...sources)) return;
   execFileSync('go', ['build', '-o', QUICGO_BIN, '.'], { cwd: QUICGO_DIR, stdio: 'inherit', timeout: 600_000 });
 }
