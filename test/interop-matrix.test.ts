@@ -19,7 +19,7 @@ import {
   WtOutcome,
 } from './helpers/interop-clients';
 import { MemoryLogger } from './helpers/server';
-import { writeDocSection } from './helpers/doc-section';
+import { notesAndClients, writeDocSection } from './helpers/doc-section';
 
 const DOC = path.resolve(__dirname, '..', 'docs', 'interop.md');
 
@@ -167,11 +167,7 @@ function writeDoc(clients: InteropClient[], cells: Map<string, Cell>) {
     `|---|${clients.map(() => '---').join('|')}|`,
     ...caseRows.map((row) => `| ${row.title} | ${clients.map((c) => cellText(c, row.id)).join(' | ')} |`),
     '',
-    ...(notes.length ? ['Notes:', '', ...notes.map((n, i) => `${i + 1}. ${n}`), ''] : []),
-    'Clients:',
-    '',
-    ...clients.map((c) => `- **${c.name}**: ${c.version}`),
-    '',
+    ...notesAndClients(notes, clients),
     'How each client runs the cases:',
     '',
     '- aioquic: `test/clients/h3client.py` (requests, one connection) and',

@@ -14,3 +14,14 @@ export function writeDocSection(file: string, name: string, lines: string[]): vo
   const next = a >= 0 && b > a ? text.slice(0, a) + block + text.slice(b + end.length) : `${text.replace(/\n*$/, '\n\n')}${block}\n`;
   fs.writeFileSync(file, next);
 }
+
+/** Below a matrix: the numbered notes its cells point to, then the clients that ran, each with its version. */
+export function notesAndClients(notes: readonly string[], clients: readonly { name: string; version: string }[]): string[] {
+  return [
+    ...(notes.length ? ['Notes:', '', ...notes.map((n, i) => `${i + 1}. ${n}`), ''] : []),
+    'Clients:',
+    '',
+    ...clients.map((c) => `- **${c.name}**: ${c.version}`),
+    '',
+  ];
+}
