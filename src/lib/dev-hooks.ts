@@ -16,6 +16,8 @@ export type StreamServerFactory = (
 export interface DevHooks {
   /** Fault injection: a request for this path panics inside the native core. */
   panicOnPath?: string;
+  /** One datagram per send, no GSO: a capture on lo then holds each datagram as sent, which tshark needs. */
+  noGso?: boolean;
   /** Benchmark only (bench/README.md): Rust answers Profile A or C itself, the ceiling for the boundary's cost. */
   benchNativeHandler?: 'a' | 'c';
   /** Load this addon file instead of dist/native's (the benchmark builds a variant). */

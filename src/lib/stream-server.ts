@@ -165,6 +165,7 @@ export class StreamServer implements EventSink, StreamOwner {
           maxStreamsPerConnection: o.maxStreamsPerConnection,
           maxFieldSectionSize: o.maxFieldSectionSize,
           panicOnPath: hooks?.panicOnPath,
+          noGso: hooks?.noGso,
           webtransport: o.webtransport ?? false,
           webtransportApp: this.sessions !== undefined,
           webtransportMaxSessions: o.webtransportMaxSessions,

@@ -207,6 +207,8 @@ export interface NativeOptions {
   streamWindow?: number
   /** Test-only fault injection (see H3Options::panic_on_path). */
   panicOnPath?: string
+  /** Test-only: no GSO, one datagram per send (a loopback capture for tshark). */
+  noGso?: boolean
   /** Serve WebTransport sessions (extended CONNECT, HTTP datagrams). */
   webtransport?: boolean
   /** Sessions go to JavaScript (accept, streams, datagrams) instead of the echo. */

@@ -47,6 +47,8 @@ pub struct NativeOptions {
     pub stream_window: Option<u32>,
     /// Test-only fault injection (see H3Options::panic_on_path).
     pub panic_on_path: Option<String>,
+    /// Test-only: no GSO, one datagram per send (a loopback capture for tshark).
+    pub no_gso: Option<bool>,
     /// Serve WebTransport sessions (extended CONNECT, HTTP datagrams).
     pub webtransport: Option<bool>,
     /// Sessions go to JavaScript (accept, streams, datagrams) instead of the echo.
@@ -336,6 +338,7 @@ pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Bu
         max_field_section_size: options.max_field_section_size.map_or(d.max_field_section_size, |v| v as usize),
         stream_window: options.stream_window.map_or(d.stream_window, u64::from),
         panic_on_path: options.panic_on_path,
+        no_gso: options.no_gso.unwrap_or(false),
         webtransport: options.webtransport.unwrap_or(d.webtransport),
         webtransport_app: options.webtransport_app.unwrap_or(d.webtransport_app),
         webtransport_max_sessions: options.webtransport_max_sessions.map_or(d.webtransport_max_sessions, u64::from),

@@ -43,6 +43,9 @@ pub struct Options {
     /// Per-stream QUIC receive window for request bodies.
     pub stream_window: u64,
     pub panic_on_path: Option<String>,
+    /// Test-only: one datagram per send, no GSO super-datagrams (a capture
+    /// on lo keeps those whole, and tshark cannot split them).
+    pub no_gso: bool,
     pub webtransport: bool,
     /// WebTransport sessions go to the application (accept or refuse, its
     /// streams and datagrams) instead of the echo (Profile B).
@@ -104,6 +107,7 @@ impl Default for Options {
             max_field_section_size: 16 * 1024,
             stream_window: 256 * 1024,
             panic_on_path: None,
+            no_gso: false,
             webtransport: false,
             webtransport_app: false,
             webtransport_max_sessions: crate::h3::webtransport::SESSIONS_CAP,

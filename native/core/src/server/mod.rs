@@ -139,8 +139,6 @@ enum Source {
     Forwarded,
 }
 
-/// The bytes of the datagram at `src`; a function of the two fields, not
-/// of the server, so the rest of it stays free to borrow.
 /// A datagram's destination connection ID by QUIC's version-independent
 /// invariants (RFC 8999 section 5): after a long header's version, its own
 /// length byte; in a short header, right after the first byte, as long as
@@ -156,6 +154,8 @@ fn destination_id(buf: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// The bytes of the datagram at `src`; a function of the two fields, not
+/// of the server, so the rest of it stays free to borrow.
 fn datagram<'a>(socket: &'a mut Socket, worker: &'a mut Option<WorkerTie>, src: Source, len: usize) -> &'a mut [u8] {
     match (src, worker) {
         (Source::Socket(off), _) => &mut socket.recv_buf[off..off + len],
@@ -869,7 +869,7 @@ impl<A: Application> Server<A> {
         if !self.socket.retry_blocked(&self.shared.counters) {
             return;
         }
-        let max_segments = self.socket.max_segments();
+        let max_segments = if self.options.no_gso { 1 } else { self.socket.max_segments() };
         let own_pacing = self.own_pacing;
         let dirty = std::mem::take(&mut self.dirty);
         for (i, &id) in dirty.iter().enumerate() {
