@@ -156,8 +156,13 @@ fn step_via(client: &mut quiche::Connection, out: &UdpSocket, believed: SocketAd
 }
 
 fn connect(local: SocketAddr, peer: &UdpSocket) -> quiche::Connection {
+    connect_taking(local, peer, 1472)
+}
+
+/// A client whose transport parameters say it takes UDP payloads of at most `max_udp_payload`.
+fn connect_taking(local: SocketAddr, peer: &UdpSocket, max_udp_payload: usize) -> quiche::Connection {
     let mut cfg = crate::testing::client_config();
-    cfg.set_max_recv_udp_payload_size(1472);
+    cfg.set_max_recv_udp_payload_size(max_udp_payload);
     // Room for the spare IDs the server offers (server/paths.rs).
     cfg.set_active_connection_id_limit(4);
     let scid = [3u8; 16];
@@ -536,4 +541,52 @@ fn the_destination_id_read_by_the_invariants_is_the_one_quiche_parses() {
     assert_eq!(destination_id(&[]), None);
     assert_eq!(destination_id(&[0xc0, 0, 0, 0, 1, 8, 1, 2]), None);
     assert_eq!(destination_id(&[0x40, 1, 2, 3]), None);
+}
+
+#[test]
+fn a_path_the_client_moves_to_gets_no_datagram_over_its_max_udp_payload_size() {
+    // quiche sizes the first path by the client's transport parameter but a
+    // new one by the server's own limit (1,472): the send loop's buffer is
+    // what keeps the new path's datagrams within the client's 1,400.
+    const TAKES: usize = 1400;
+    let bound = Server::bind(options(false, false), Recorder::default()).unwrap();
+    let (mut server, counters, local) = (bound.server, bound.shared.counters.clone(), bound.local);
+    let first = UdpSocket::bind("127.0.0.1:0").unwrap();
+    first.set_nonblocking(true).unwrap();
+    let believed = first.local_addr().unwrap();
+    let mut client = connect_taking(local, &first, TAKES);
+    for _ in 0..200 {
+        if client.is_established() && client.available_dcids() > 0 {
+            break;
+        }
+        step(&mut client, &first, &mut server);
+    }
+    assert!(client.is_established());
+    let id = server.table.ids()[0];
+    let payload = vec![0x44u8; 400_000];
+    let mut offered = 0;
+    let mut read = 0;
+    let mut buf = vec![0u8; 65536];
+    let mut largest_after_move = 0;
+    let moved = UdpSocket::bind("127.0.0.1:0").unwrap();
+    moved.set_nonblocking(true).unwrap();
+    for i in 0..400 {
+        offer_more(&mut server, id, &payload, &mut offered);
+        // A NAT rebinding after a few steps of the download.
+        let sizes = if i < 5 { step_via(&mut client, &first, believed, &mut server) } else { step_via(&mut client, &moved, believed, &mut server) };
+        if i >= 5 {
+            largest_after_move = largest_after_move.max(sizes.iter().copied().max().unwrap_or(0));
+            client.send_ack_eliciting().unwrap();
+        }
+        while let Ok((n, _)) = client.stream_recv(43, &mut buf) {
+            read += n;
+        }
+        if read == payload.len() {
+            break;
+        }
+    }
+    assert_eq!(Counters::get(&counters.path_migrations), 1, "the server followed the move");
+    assert!(largest_after_move > 1200, "full-size packets went to the new path: {largest_after_move}");
+    assert!(largest_after_move <= TAKES, "a {largest_after_move}-byte datagram to a client that takes {TAKES}");
+    assert_eq!(read, payload.len());
 }
