@@ -391,6 +391,27 @@ describe('compat: response', () => {
     // `connection` is dropped, as node:http2 does (with a one-time warning).
     res.setHeader('Connection', 'close');
     assert.equal(res.hasHeader('connection'), false);
+    // The name is tested as given: the Kelvin sign lowercases to an ASCII
+    // 'k', and must not pass as one.
+    assert.throws(() => res.setHeader('\u212a', 'x'), { code: 'ERR_INVALID_HTTP_TOKEN' });
+    assert.throws(() => res.setHeader(42 as unknown as string, 'x'), { code: 'ERR_INVALID_ARG_TYPE' });
+  });
+
+  it('a name checked once is checked the same way on the next response (the name cache keeps no special name)', () => {
+    for (let i = 0; i < 3; i++) {
+      const { res } = open();
+      res.setHeader('X-Trace', 'a');
+      res.appendHeader('X-Trace', 'b');
+      assert.deepEqual(res.getHeader('x-trace'), ['a', 'b']);
+      assert.deepEqual(res.getRawHeaderNames(), ['X-Trace']);
+      assert.throws(() => res.setHeader('Transfer-Encoding', 'chunked'), { code: 'ERR_HTTP2_INVALID_CONNECTION_HEADERS' });
+      assert.throws(() => res.setHeader('TE', 'gzip'), { code: 'ERR_HTTP2_INVALID_CONNECTION_HEADERS' });
+      res.setHeader('TE', 'trailers');
+      res.setHeader('Connection', 'close');
+      assert.equal(res.hasHeader('connection'), false);
+      assert.throws(() => res.setHeader('X-Trace', 'bad\n'), { code: 'ERR_INVALID_CHAR' });
+      assert.deepEqual(res.getHeaderNames(), ['x-trace', 'te']);
+    }
   });
 
   it('removeHeader, getHeaders, values keep their case, wire names are lowercase, edges trimmed on the wire only', () => {

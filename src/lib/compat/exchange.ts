@@ -44,9 +44,13 @@ export class Exchange implements ExchangeLink, SocketOwner {
     this.#context = context;
     const req = (this.req = new Http3ServerRequest(stream, this));
     const res = (this.res = new Http3ServerResponse(stream, this, req));
-    stream.onData = (chunk) => requestInternals.data(req, chunk);
-    stream.onTrailers = (lines) => requestInternals.trailers(req, lines);
-    stream.onEnd = () => requestInternals.end(req);
+    if (!stream.complete) {
+      // A request that ended with its header section (most GETs) gets no
+      // body, trailers or end from the core.
+      stream.onData = (chunk) => requestInternals.data(req, chunk);
+      stream.onTrailers = (lines) => requestInternals.trailers(req, lines);
+      stream.onEnd = () => requestInternals.end(req);
+    }
     stream.onDrain = () => responseInternals.drain(res);
     stream.onAbort = (abort) => this.#abort(abort);
     if (context.timeout > 0) this.setTimeout(context.timeout);

@@ -2,6 +2,7 @@
 // Node's `headers` object, and which response fields HTTP/3 can carry.
 import {
   connectionSpecificHeader,
+  invalidArgType,
   invalidHeaderChar,
   invalidHeaderName,
   invalidHeaderValue,
@@ -72,19 +73,46 @@ export type OutgoingValue = string | string[];
 export const DROP = Symbol('drop');
 
 /**
- * Checks a response (or trailer) field the way node:http does and returns
- * the value to store: numbers become strings, arrays are copied. Throws a
- * TypeError naming the field. `lowerName` must already be lowercase.
+ * Names already checked, raw spelling -> wire name: an application sets the
+ * same few names on every response, and this spares the token scan and the
+ * lowercasing for them. Only names validateField takes without a special
+ * rule are kept; the map starts over once it holds KNOWN_KEYS_MAX names, so
+ * an application making names up cannot grow it.
  */
-export function validateField(
-  rawName: unknown,
-  lowerName: string,
-  value: unknown,
-): OutgoingValue | typeof DROP {
-  if (typeof rawName !== 'string' || !TOKEN.test(lowerName)) {
-    if (typeof rawName === 'string' && rawName.charCodeAt(0) === 58 /* ':' */) throw pseudoHeaderNotAllowed(rawName);
+const knownKeys = new Map<string, string>();
+const KNOWN_KEYS_MAX = 1024;
+
+/**
+ * The wire (lowercase) name of a response or trailer field, after the
+ * checks node:http makes on a name: a string (TypeError
+ * ERR_INVALID_ARG_TYPE), a token (ERR_INVALID_HTTP_TOKEN; a pseudo-header
+ * gets ERR_HTTP2_PSEUDOHEADER_NOT_ALLOWED).
+ */
+export function fieldKey(rawName: unknown): string {
+  if (typeof rawName !== 'string') throw invalidArgType('name', 'of type string', rawName);
+  const known = knownKeys.get(rawName);
+  if (known !== undefined) return known;
+  // The name as given is tested (node:http's rule): lowercasing first would
+  // let a non-ASCII letter through ('\u212a', the Kelvin sign, becomes 'k').
+  if (!TOKEN.test(rawName)) {
+    if (rawName.charCodeAt(0) === 58 /* ':' */) throw pseudoHeaderNotAllowed(rawName);
     throw invalidHeaderName('Header name', rawName);
   }
+  const lower = rawName.toLowerCase();
+  if (lower !== 'connection' && lower !== 'te' && !CONNECTION_SPECIFIC.has(lower)) {
+    if (knownKeys.size >= KNOWN_KEYS_MAX) knownKeys.clear();
+    knownKeys.set(rawName, lower);
+  }
+  return lower;
+}
+
+/**
+ * Checks a response (or trailer) field's value the way node:http does, and
+ * the HTTP/1-only names, and returns the value to store: numbers become
+ * strings, arrays are copied. Throws a TypeError naming the field.
+ * `lowerName` comes from fieldKey().
+ */
+export function validateField(lowerName: string, value: unknown): OutgoingValue | typeof DROP {
   if (lowerName === 'connection') {
     warnConnectionDropped();
     return DROP;

@@ -38,8 +38,9 @@ export class Http3ServerRequest extends Readable {
   readonly #link: ExchangeLink;
   #headers: IncomingHeaders | undefined;
   #rawHeaders: string[] | undefined;
-  readonly #trailers: IncomingHeaders = {};
-  readonly #rawTrailers: string[] = [];
+  // Made on first use: few requests carry trailers, fewer handlers read them.
+  #trailers: IncomingHeaders | undefined;
+  #rawTrailers: string[] | undefined;
   #method: string;
   #url: string;
   /** The whole body arrived (onEnd, or no body at all). */
@@ -92,13 +93,13 @@ export class Http3ServerRequest extends Readable {
   }
 
   get trailers(): IncomingHeaders {
-    return this.#trailers;
+    return (this.#trailers ??= {});
   }
   get trailersDistinct(): Record<string, string[]> {
-    return distinct(this.#rawTrailers);
+    return distinct(this.rawTrailers);
   }
   get rawTrailers(): string[] {
-    return this.#rawTrailers;
+    return (this.#rawTrailers ??= []);
   }
 
   get method(): string {
@@ -203,8 +204,9 @@ export class Http3ServerRequest extends Readable {
   }
 
   #onTrailers(lines: string[]): void {
-    foldFieldLines(lines, this.#trailers);
-    for (const l of lines) this.#rawTrailers.push(l);
+    foldFieldLines(lines, this.trailers);
+    const raw = this.rawTrailers;
+    for (const l of lines) raw.push(l);
   }
 
   #onEnd(): void {

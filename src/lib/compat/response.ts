@@ -19,7 +19,9 @@ import { H3Code, RequestStream } from '../request-stream';
 import type { Http3ServerRequest } from './request';
 import type { ExchangeLink } from './exchange';
 import type { Http3StreamSocket } from './socket';
-import { DROP, OutgoingValue, validateField, wireValue } from './header-rules';
+import { TickQueue } from './tick-queue';
+import { DROP, fieldKey, OutgoingValue, validateField, wireValue } from './header-rules';
+import { OutgoingFields } from './outgoing-fields';
 import {
   fieldSectionSize,
   headersAlreadySent,
@@ -38,12 +40,6 @@ export type OutgoingHeaders = Record<string, OutgoingValue | number | undefined>
 /** writeHead's header forms: an object, a flat [name, value, ...] list, or [name, value] pairs. */
 export type OutgoingHeaderInput = OutgoingHeaders | readonly (string | number)[] | readonly (readonly [string, OutgoingValue | number])[];
 
-interface HeaderEntry {
-  /** The name as the application spelled it (getRawHeaderNames); the wire name is the lowercase key. */
-  name: string;
-  value: OutgoingValue;
-}
-
 /**
  * @internal What the exchange and the server call on a response, reached
  * through functions for the same reason as requestInternals (Express swaps
@@ -60,13 +56,18 @@ export const responseInternals = {} as {
 
 const EMPTY = Buffer.alloc(0);
 
+/** Responses whose fixed header section goes out next tick unless a write or end takes it first. */
+let frozenHeads: TickQueue<Http3ServerResponse>;
+/** Ended responses: 'finish' and 'close' next tick. */
+let finishing: TickQueue<Http3ServerResponse>;
+
 export class Http3ServerResponse extends Stream {
   /** The request this responds to. */
   req: Http3ServerRequest;
   readonly #stream: RequestStream;
   readonly #link: ExchangeLink;
   readonly #isHead: boolean;
-  #headers = Object.create(null) as Record<string, HeaderEntry>;
+  readonly #headers = new OutgoingFields();
   #trailers: string[] | undefined;
   #status = 200;
   #statusMessage: string | undefined;
@@ -99,6 +100,8 @@ export class Http3ServerResponse extends Stream {
   }
 
   static {
+    frozenHeads = new TickQueue((res) => res.#flushFrozenHeaders());
+    finishing = new TickQueue((res) => res.#afterEnd());
     responseInternals.drain = (res) => res.#onDrain();
     responseInternals.abort = (res, error) => res.#onAbort(error);
     responseInternals.fail = (res, error) => res.#fail(error);
@@ -223,25 +226,29 @@ export class Http3ServerResponse extends Stream {
   }
 
   getHeader(name: string): OutgoingValue | undefined {
-    return this.#headers[checkName(name).toLowerCase()]?.value;
+    return this.#headers.get(checkName(name).toLowerCase());
   }
 
   getHeaders(): Record<string, OutgoingValue> {
     const out = Object.create(null) as Record<string, OutgoingValue>;
-    for (const key in this.#headers) out[key] = this.#headers[key].value;
+    this.#headers.forEach((key, value) => (out[key] = value));
     return out;
   }
 
   getHeaderNames(): string[] {
-    return Object.keys(this.#headers);
+    const names: string[] = [];
+    this.#headers.forEach((key) => names.push(key));
+    return names;
   }
 
   getRawHeaderNames(): string[] {
-    return Object.values(this.#headers).map((e) => e.name);
+    const names: string[] = [];
+    this.#headers.forEach((_key, _value, name) => names.push(name));
+    return names;
   }
 
   hasHeader(name: string): boolean {
-    return this.#headers[checkName(name).toLowerCase()] !== undefined;
+    return this.#headers.has(checkName(name).toLowerCase());
   }
 
   /** Removes a field; removing `date` or `content-length` also stops them being filled in, as node:http does. */
@@ -250,7 +257,7 @@ export class Http3ServerResponse extends Stream {
     const lower = checkName(name).toLowerCase();
     if (lower === 'date') this.#sendDate = false;
     else if (lower === 'content-length') this.#noAutoLength = true;
-    delete this.#headers[lower];
+    this.#headers.delete(lower);
   }
 
   /** Trailer fields, sent after the body (a trailer section ends the stream). */
@@ -260,8 +267,8 @@ export class Http3ServerResponse extends Stream {
   }
 
   setTrailer(name: string, value: OutgoingValue | number): void {
-    const lower = checkName(name).toLowerCase();
-    const v = validateField(name, lower, value);
+    const lower = fieldKey(name);
+    const v = validateField(lower, value);
     if (v === DROP || this.#ending) return;
     const list = (this.#trailers ??= []);
     if (typeof v === 'string') list.push(lower, wireValue(v));
@@ -269,16 +276,11 @@ export class Http3ServerResponse extends Stream {
   }
 
   #setField(name: string, value: unknown, append: boolean): void {
-    const lower = checkName(name).toLowerCase();
-    const v = validateField(name, lower, value);
+    const lower = fieldKey(name);
+    const v = validateField(lower, value);
     if (v === DROP) return;
-    const existing = this.#headers[lower];
-    if (!append || existing === undefined) {
-      this.#headers[lower] = { name, value: v };
-      return;
-    }
-    const prev = existing.value;
-    existing.value = (typeof prev === 'string' ? [prev] : prev).concat(v);
+    if (append) this.#headers.append(lower, name as string, v);
+    else this.#headers.set(lower, name as string, v);
   }
 
   // ---- header section ----------------------------------------------------------
@@ -300,7 +302,7 @@ export class Http3ServerResponse extends Stream {
     this.#headersFrozen = true;
     // Explicit writeHead (SSE, long polls): the client should see the
     // header section without waiting for the first body chunk.
-    if (!this.#implicit) process.nextTick(() => this.#flushFrozenHeaders());
+    if (!this.#implicit) frozenHeads.add(this);
     return this;
   }
 
@@ -354,7 +356,7 @@ export class Http3ServerResponse extends Stream {
         if (headers.length % 2 !== 0) throw invalidArgValue('headers', 'must be a flat [name, value, ...] list of even length');
         for (let i = 0; i < headers.length; i += 2) pairs.push([headers[i] as string, headers[i + 1]]);
       }
-      for (const [k] of pairs) if (typeof k === 'string') delete this.#headers[k.toLowerCase()];
+      for (const [k] of pairs) if (typeof k === 'string') this.#headers.delete(k.toLowerCase());
       for (const [k, v] of pairs) this.#setField(k, v, true);
     } else if (typeof headers === 'object') {
       for (const k of Object.keys(headers)) this.#setField(k, (headers as OutgoingHeaders)[k], false);
@@ -365,13 +367,9 @@ export class Http3ServerResponse extends Stream {
   #fieldLines(contentLength: number): string[] {
     const headers = this.#headers;
     const out: string[] = [];
-    for (const key in headers) {
-      const v = headers[key].value;
-      if (typeof v === 'string') out.push(key, wireValue(v));
-      else for (const x of v) out.push(key, wireValue(x));
-    }
-    if (this.#sendDate && headers.date === undefined) out.push('date', httpDate());
-    if (contentLength >= 0 && !this.#noAutoLength && headers['content-length'] === undefined) out.push('content-length', String(contentLength));
+    headers.pushLines(out, wireValue);
+    if (this.#sendDate && !headers.has('date')) out.push('date', httpDate());
+    if (contentLength >= 0 && !this.#noAutoLength && !headers.has('content-length')) out.push('content-length', String(contentLength));
     return out;
   }
 
@@ -398,8 +396,8 @@ export class Http3ServerResponse extends Stream {
     if (hints === null || typeof hints !== 'object') throw invalidArgType('hints', 'of type object', hints);
     const fields: string[] = [];
     for (const name of Object.keys(hints)) {
-      const lower = name.toLowerCase();
-      const v = validateField(name, lower, hints[name]);
+      const lower = fieldKey(name);
+      const v = validateField(lower, hints[name]);
       if (v === DROP) continue;
       if (typeof v === 'string') fields.push(lower, wireValue(v));
       else for (const x of v) fields.push(lower, wireValue(x));
@@ -510,11 +508,14 @@ export class Http3ServerResponse extends Stream {
       s.sendData(bodyAllowed ? body : EMPTY, true);
     }
     this.#finished = true;
-    process.nextTick(() => {
-      this.#flushWaiting(null);
-      this.emit('finish');
-      this.#close(false);
-    });
+    finishing.add(this);
+  }
+
+  /** After end(): pending write callbacks, 'finish', 'close'. */
+  #afterEnd(): void {
+    this.#flushWaiting(null);
+    this.emit('finish');
+    this.#close(false);
   }
 
   // ---- ending early --------------------------------------------------------------
@@ -601,10 +602,10 @@ export class Http3ServerResponse extends Stream {
 
   #respondPlain(status: number, text: string): void {
     if (this.#headersOnWire || this.#ending || this.#destroyed) return;
-    this.#headers = Object.create(null) as Record<string, HeaderEntry>;
+    this.#headers.clear();
     this.#trailers = undefined;
     this.#status = status;
-    this.#headers['content-type'] = { name: 'content-type', value: 'text/plain; charset=utf-8' };
+    this.#headers.set('content-type', 'content-type', 'text/plain; charset=utf-8');
     this.#headersFrozen = true;
     this.#end(Buffer.from(text));
   }
@@ -642,15 +643,15 @@ function toBuffer(chunk: unknown, encoding: BufferEncoding | undefined): Buffer 
   throw invalidArgType('chunk', 'of type string or an instance of Buffer or Uint8Array', chunk);
 }
 
-// The `date` value changes once a second; build the string once per second.
-let dateSecond = -1;
-let dateValue = '';
+// The `date` value: made once and kept until the next second starts, when
+// an unref'd timer drops it (as node:http does), so a response reads a
+// string instead of the clock.
+let dateValue: string | undefined;
 function httpDate(): string {
-  const now = Date.now();
-  const second = Math.floor(now / 1000);
-  if (second !== dateSecond) {
-    dateSecond = second;
-    dateValue = new Date(now).toUTCString();
+  if (dateValue === undefined) {
+    const now = new Date();
+    dateValue = now.toUTCString();
+    setTimeout(() => (dateValue = undefined), 1000 - now.getMilliseconds()).unref();
   }
   return dateValue;
 }
