@@ -5,6 +5,13 @@ result on stdout. aioquic is an HTTP/3 stack independent of quiche, so what
 this reports is what a third-party client really saw on the wire: field
 lines exactly as decoded (order, case, duplicates), stream resets and
 STOP_SENDING frames, and how the connection ended.
+
+A request's body: body_text, body_b64, body_chunks_b64 (sent apart, with
+chunk_delay_ms), or body_generate {total, chunk_size, pattern, max_buffered}
+(made while sent: zeros, or byte i = i % 251 with pattern); content_length
+adds the header for it. The response: kept whole, up to body_keep bytes, or
+not at all (discard_body), and hashed in any case; each piece's arrival time
+is in chunks.
 """
 
 import argparse
@@ -26,6 +33,14 @@ from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, StopSendingReceived, StreamDataReceived, StreamReset
 
 H3_REQUEST_CANCELLED = 0x10C
+# body_generate with "pattern": byte i of the body is i % 251 (test/frameworks/pattern.ts).
+PATTERN_PERIOD = 251
+# Arrival times kept per response (the first ones; chunk_count has them all).
+MAX_CHUNK_RECORDS = 2000
+
+
+def ms(since):
+    return round((time.monotonic() - since) * 1000, 3)
 
 
 class Exchange:
@@ -39,8 +54,16 @@ class Exchange:
         self.error = None
         self.sent_bytes = None
         self.trailers = None
-        # discard_body: count and hash the body instead of keeping it.
+        # discard_body: count and hash the body instead of keeping it;
+        # body_keep: keep at most this many bytes of it (hashing it all).
         self.discard = False
+        self.keep = None
+        # When each piece of the body arrived: [[ms since the request, bytes], ...].
+        self.chunks = []
+        self.chunk_count = 0
+        self.headers_ms = None
+        # When the last request body byte was handed to QUIC.
+        self.upload_ms = None
         self.body_len = 0
         self.sha = hashlib.sha256()
         # stop_after_bytes: STOP_SENDING (and RESET_STREAM) once this much arrived.
@@ -74,7 +97,28 @@ class Exchange:
             "body_length": self.body_len,
             "body_sha256": self.sha.hexdigest(),
             "stopped": self.stopped,
+            "chunks": self.chunks,
+            "chunk_count": self.chunk_count,
+            "headers_ms": self.headers_ms,
+            "upload_ms": self.upload_ms,
         }
+
+    def data(self, data):
+        if not data:
+            return
+        self.chunk_count += 1
+        if len(self.chunks) < MAX_CHUNK_RECORDS:
+            self.chunks.append([ms(self.started), len(data)])
+        self.body_len += len(data)
+        self.sha.update(data)
+        if self.discard:
+            return
+        room = len(data) if self.keep is None else self.keep - len(self.body)
+        if room > 0:
+            self.body.extend(data[:room])
+
+    def stopped_sending(self):
+        return self.done.done() or self.stop_sending_code is not None or self.reset_code is not None
 
 
 class Client(QuicConnectionProtocol):
@@ -91,6 +135,8 @@ class Client(QuicConnectionProtocol):
         # the stream ID a graceful shutdown announced.
         self.goaway = None
         self.server_control = b""
+        # Set whenever packets arrive (their ACKs free aioquic's send buffer).
+        self.progress = asyncio.Event()
 
     def note_server_control(self, data):
         self.server_control += data
@@ -106,6 +152,7 @@ class Client(QuicConnectionProtocol):
             pass  # a frame still arriving
 
     def quic_event_received(self, event):
+        self.progress.set()
         if isinstance(event, StreamDataReceived) and event.stream_id == 3:
             self.note_server_control(event.data)
         if isinstance(event, ConnectionTerminated):
@@ -137,6 +184,7 @@ class Client(QuicConnectionProtocol):
             if isinstance(ev, HeadersReceived):
                 lines = [[n.decode("latin-1"), v.decode("latin-1")] for n, v in ev.headers]
                 if ex.status is None:
+                    ex.headers_ms = ms(ex.started)
                     ex.headers = lines
                     for n, v in ev.headers:
                         if n == b":status":
@@ -144,12 +192,7 @@ class Client(QuicConnectionProtocol):
                 else:
                     ex.trailers = lines
             elif isinstance(ev, DataReceived):
-                ex.body_len += len(ev.data)
-                if ex.discard:
-                    ex.sha.update(ev.data)
-                else:
-                    ex.body.extend(ev.data)
-                    ex.sha.update(ev.data)
+                ex.data(ev.data)
                 if ex.stop_after is not None and ex.body_len >= ex.stop_after and not ex.stopped:
                     ex.stopped = True
                     self._quic.stop_stream(ev.stream_id, ex.stop_code)
@@ -172,29 +215,42 @@ class Client(QuicConnectionProtocol):
             await super().wait_closed()
 
     async def send_generated(self, stream_id, ex, generate, end_stream):
-        """Sends `total` zero bytes lazily, never letting aioquic buffer more
-        than a few chunks: a huge upload costs the client no memory, and it
-        stops as soon as the server answers, resets or sends STOP_SENDING."""
+        """Sends `total` bytes made while they are sent (zeros, or with
+        "pattern" byte i = i % 251), `chunk_size` at a time, never leaving
+        more than `max_buffered` bytes unacknowledged in aioquic's send
+        buffer: QUIC flow control and the server set the pace, a huge upload
+        costs the client no memory, and it stops as soon as the server
+        answers, resets or sends STOP_SENDING."""
         total = int(generate["total"])
         size = int(generate.get("chunk_size", 65536))
-        chunk = bytes(size)
-        sent = 0
+        max_buffered = int(generate.get("max_buffered", 4 * size))
+        period = PATTERN_PERIOD if generate.get("pattern") else 1
+        base = bytes(i % PATTERN_PERIOD for i in range(size + PATTERN_PERIOD)) if period > 1 else bytes(size)
         sender = self._quic._streams[stream_id].sender
-        while sent < total:
-            if ex.done.done() or ex.stop_sending_code is not None or ex.reset_code is not None:
-                break
+        sent = 0
+        while sent < total and not ex.stopped_sending():
             n = min(size, total - sent)
+            start = sent % period
+            self.h3.send_data(stream_id, base[start : start + n], end_stream=end_stream and sent + n == total)
             sent += n
-            self.h3.send_data(stream_id, chunk[:n], end_stream=end_stream and sent == total)
+            ex.sent_bytes = sent
             self.transmit()
-            while len(sender._buffer) > 4 * size and not ex.done.done() and ex.stop_sending_code is None:
-                await asyncio.sleep(0.001)
+            while len(sender._buffer) > max_buffered and not ex.stopped_sending():
+                self.progress.clear()
+                try:
+                    await asyncio.wait_for(self.progress.wait(), 0.05)
+                except asyncio.TimeoutError:
+                    pass
         ex.sent_bytes = sent
+        if sent == total:
+            ex.upload_ms = ms(ex.started)
 
     async def run_request(self, spec, authority):
         stream_id = self._quic.get_next_available_stream_id()
         ex = Exchange()
         ex.discard = bool(spec.get("discard_body"))
+        if spec.get("body_keep") is not None:
+            ex.keep = int(spec["body_keep"])
         if spec.get("stop_after_bytes") is not None:
             ex.stop_after = int(spec["stop_after_bytes"])
             ex.stop_code = int(spec.get("stop_code", H3_REQUEST_CANCELLED))
@@ -213,8 +269,16 @@ class Client(QuicConnectionProtocol):
             chunks = [base64.b64decode(c) for c in spec["body_chunks_b64"]]
         elif spec.get("body_b64"):
             chunks = [base64.b64decode(spec["body_b64"])]
+        elif spec.get("body_text") is not None:
+            text = spec["body_text"].encode("utf-8")
+            chunks = [text] if text else []
         end_stream = spec.get("end_stream", True)
         generate = spec.get("body_generate")
+        has_body = bool(chunks) or bool(generate) or spec.get("body_text") is not None
+        if spec.get("content_length") and has_body and spec.get("raw_headers") is None:
+            # Without it the body is framed by DATA frames and FIN alone.
+            length = int(generate["total"]) if generate else sum(len(c) for c in chunks)
+            headers.append((b"content-length", str(length).encode()))
         reset_after = spec.get("reset_after_chunks")
         delay = spec.get("chunk_delay_ms", 0) / 1000.0
         try:
@@ -232,6 +296,9 @@ class Client(QuicConnectionProtocol):
                 last = i == len(chunks) - 1
                 self.h3.send_data(stream_id, chunk, end_stream=end_stream and last and reset_after is None)
                 self.transmit()
+                if last:
+                    ex.sent_bytes = sum(len(c) for c in chunks)
+                    ex.upload_ms = ms(ex.started)
             if reset_after is not None:
                 self._quic.reset_stream(stream_id, spec.get("reset_code", H3_REQUEST_CANCELLED))
                 self.transmit()

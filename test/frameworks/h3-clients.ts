@@ -1,6 +1,6 @@
 // The three HTTP/3 clients of the framework tests, each turning what it
 // received into a FetchResult (cases.ts):
-//   aioquic   test/clients/h3_fetch.py (Python)
+//   aioquic   test/clients/h3client.py (Python), as the other suites use it
 //   quic-go   test/clients/quicgo (Go; its http3 client)
 //   Chromium  fetch() in a page on the server's origin (playwright-core),
 //             forced onto QUIC with --origin-to-force-quic-on and the
@@ -16,7 +16,11 @@ import { PATTERN_PERIOD } from './pattern';
 
 export type H3ClientName = 'aioquic' | 'quic-go' | 'Chromium';
 
-const H3_FETCH = path.join(ROOT, 'test', 'clients', 'h3_fetch.py');
+const H3_CLIENT = path.join(ROOT, 'test', 'clients', 'h3client.py');
+/** Response body kept as text (the whole body is hashed and counted). */
+const BODY_KEEP = 1 << 20;
+/** Upload bytes the client leaves unacknowledged in aioquic's send buffer at most. */
+const UPLOAD_BUFFERED = 4 << 20;
 
 // ------------------------------------------------------------------ aioquic
 
@@ -53,20 +57,22 @@ export async function aioquicFetch(
       path: r.path,
       headers: r.headers,
       ...(r.body !== undefined ? { body_text: r.body } : {}),
-      ...(r.uploadBytes ? { body_pattern: { total: r.uploadBytes } } : {}),
+      ...(r.uploadBytes ? { body_generate: { total: r.uploadBytes, pattern: true, max_buffered: UPLOAD_BUFFERED } } : {}),
       content_length: contentLength ?? !r.uploadBytes,
+      body_keep: BODY_KEEP,
     })),
   };
   const out = await runJsonProcess<{ connected: boolean; handshake_error: string | null; responses: AioquicResponse[] }>(
     PYTHON,
-    [H3_FETCH, '--host', host, '--port', String(port)],
+    [H3_CLIENT, '--host', host, '--port', String(port)],
     plan,
-    'h3_fetch.py',
+    'h3client.py',
   );
   if (!out.connected) return reqs.map(() => failed(`aioquic handshake: ${out.handshake_error}`));
   return out.responses.map((x) => ({
     status: x.status,
-    headers: x.headers,
+    // The header section as decoded, without pseudo-headers.
+    headers: x.headers.filter(([name]) => !name.startsWith(':')),
     body: x.body_text,
     bodyBytes: x.body_length,
     bodySha256: x.body_sha256,
