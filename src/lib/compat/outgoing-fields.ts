@@ -15,10 +15,6 @@ export class OutgoingFields {
     return -1;
   }
 
-  get size(): number {
-    return this.#slots.length / 3;
-  }
-
   get(key: string): OutgoingValue | undefined {
     const i = this.#find(key);
     return i < 0 ? undefined : (this.#slots[i + 2] as OutgoingValue);
