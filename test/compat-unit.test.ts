@@ -11,6 +11,7 @@ import { pipeline, Writable } from 'node:stream';
 import { createSecureServer, Http3SecureServer, Http3ServerRequest, Http3ServerResponse } from '../src';
 import { withDevHooks } from '../src/lib/dev-hooks';
 import { Exchange, ExchangeContext } from '../src/lib/compat/exchange';
+import { TickQueue } from '../src/lib/compat/tick-queue';
 import type { Logger } from '../src/lib/log';
 import type { AddressInfo, CoreOptions, StreamServerEvents } from '../src/lib/stream-server';
 import { FakeStream, fakeConnection, pairs, requestLines } from './helpers/fake-stream';
@@ -191,6 +192,32 @@ describe('compat: request', () => {
     assert.equal(req.socket.destroyed, true);
     assert.equal(req.socket.writable, false);
     assert.deepEqual(stream.commands(), ['respond']);
+  });
+});
+
+describe('compat: TickQueue (deferred header sections, finish and close)', () => {
+  it('runs items in order in one tick; one that throws surfaces as an uncaught exception and the rest still run, ahead of items added meanwhile', async () => {
+    const ran: number[] = [];
+    const queue = new TickQueue<number>((n) => {
+      ran.push(n);
+      if (n === 1) queue.add(5); // added while the queue runs: after 3 and 4
+      if (n === 2) throw new Error('listener failed');
+    });
+    // mocha's own handler would fail the test: set it aside for this one.
+    const saved = process.listeners('uncaughtException');
+    process.removeAllListeners('uncaughtException');
+    const caught: string[] = [];
+    process.on('uncaughtException', (e) => caught.push(e.message));
+    try {
+      for (const n of [1, 2, 3, 4]) queue.add(n);
+      assert.deepEqual(ran, [], 'nothing runs before the tick');
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.removeAllListeners('uncaughtException');
+      for (const l of saved) process.on('uncaughtException', l);
+    }
+    assert.deepEqual(ran, [1, 2, 3, 4, 5]);
+    assert.deepEqual(caught, ['listener failed']);
   });
 });
 
