@@ -233,7 +233,6 @@ class Client(QuicConnectionProtocol):
             start = sent % period
             self.h3.send_data(stream_id, base[start : start + n], end_stream=end_stream and sent + n == total)
             sent += n
-            ex.sent_bytes = sent
             self.transmit()
             while len(sender._buffer) > max_buffered and not ex.stopped_sending():
                 self.progress.clear()

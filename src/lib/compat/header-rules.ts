@@ -99,11 +99,16 @@ export function fieldKey(rawName: unknown): string {
     throw invalidHeaderName('Header name', rawName);
   }
   const lower = rawName.toLowerCase();
-  if (lower !== 'connection' && lower !== 'te' && !CONNECTION_SPECIFIC.has(lower)) {
+  if (!hasOwnRule(lower)) {
     if (knownKeys.size >= KNOWN_KEYS_MAX) knownKeys.clear();
     knownKeys.set(rawName, lower);
   }
   return lower;
+}
+
+/** Names validateField treats by a rule of their own (dropped, refused, or allowed for one value); never cached. */
+function hasOwnRule(lower: string): boolean {
+  return lower === 'connection' || lower === 'te' || CONNECTION_SPECIFIC.has(lower);
 }
 
 /**

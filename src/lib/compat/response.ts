@@ -279,8 +279,8 @@ export class Http3ServerResponse extends Stream {
     const lower = fieldKey(name);
     const v = validateField(lower, value);
     if (v === DROP) return;
-    if (append) this.#headers.append(lower, name as string, v);
-    else this.#headers.set(lower, name as string, v);
+    if (append) this.#headers.append(lower, name, v);
+    else this.#headers.set(lower, name, v);
   }
 
   // ---- header section ----------------------------------------------------------
