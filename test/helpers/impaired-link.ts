@@ -71,7 +71,10 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
   let firstClientAt = 0;
   let client: { address: string; port: number } | undefined;
   let closed = false;
+  // Every send goes through here, so nothing reaches a socket after close():
+  // a reordered datagram's timer or the bottleneck's can fire after it.
   const later = (send: () => void) => {
+    if (closed) return;
     if (delay > 0) setTimeout(() => !closed && send(), delay);
     else send();
   };
