@@ -187,4 +187,8 @@ impl Application for BenchHandler {
     fn end_turn(&mut self) {
         self.link.end_turn();
     }
+
+    fn wake_at(&self) -> Option<std::time::Instant> {
+        self.link.wake_at()
+    }
 }

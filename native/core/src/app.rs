@@ -6,6 +6,7 @@
 //! for TypeScript); so does the benchmark's native answerer.
 
 use std::net::SocketAddr;
+use std::time::Instant;
 
 use crate::h3::request::RequestHead;
 use crate::ids::{ConnId, StreamId};
@@ -189,4 +190,9 @@ pub trait Application {
     fn take_actions(&mut self, apply: impl FnMut(ConnId, StreamId, Action<'_>));
     /// The loop turn ends: pass on what it produced.
     fn end_turn(&mut self);
+    /// A time the application wants a loop turn by even if nothing else
+    /// happens (it holds back what need not be passed on at once).
+    fn wake_at(&self) -> Option<Instant> {
+        None
+    }
 }

@@ -15,6 +15,11 @@ impl EventBatch {
         self.count == 0
     }
 
+    /// Events in the batch.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
     pub fn len_bytes(&self) -> usize {
         self.buf.len()
     }

@@ -8,6 +8,7 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use h3core::app::{AbortReason, Action, Application, CloseHow, ConnClosed, LogLevel, Mark, Reply, Request, Response, SessionStream};
 use h3core::ids::{ConnId, StreamId};
@@ -19,6 +20,16 @@ use super::events::EventBatch;
 /// Event batches JavaScript may leave unacknowledged before the loop stops
 /// reading the socket; the kernel buffer and QUIC flow control absorb the rest.
 const MAX_UNACKED_BATCHES: u64 = 64;
+
+/// How long a batch of events JavaScript need not hear at once (a connection
+/// opened or closed, the client's field-section limit) waits for one that
+/// wakes JavaScript anyway. A short connection then costs the JavaScript
+/// thread one wake (its request) instead of three, and the loop one
+/// acknowledgement instead of three (docs/design.md, "Lazy events").
+const LAZY_HOLD: Duration = Duration::from_millis(10);
+
+/// A held batch of lazy events goes at once past this size.
+const LAZY_MAX_BYTES: usize = 64 * 1024;
 
 /// What the JavaScript thread hands the I/O thread.
 #[derive(Default)]
@@ -38,11 +49,25 @@ pub struct JsLink {
     batch_seq: u64,
     inbox: Arc<Inbox>,
     sink: Sink,
+    /// Events in the batch being filled that can wait (LAZY_HOLD).
+    lazy: u32,
+    /// When the batch being filled, lazy events only, was first held.
+    held_since: Option<Instant>,
 }
 
 impl JsLink {
     pub fn new(inbox: Arc<Inbox>, sink: Sink) -> Self {
-        JsLink { events: EventBatch::default(), batch_seq: 1, inbox, sink }
+        JsLink { events: EventBatch::default(), batch_seq: 1, inbox, sink, lazy: 0, held_since: None }
+    }
+
+    /// Whether the batch being filled holds lazy events only, small enough
+    /// and young enough to wait for the next turn.
+    fn may_wait(&mut self) -> bool {
+        if self.events.count() != self.lazy || self.events.len_bytes() >= LAZY_MAX_BYTES {
+            return false;
+        }
+        let since = *self.held_since.get_or_insert_with(Instant::now);
+        since.elapsed() < LAZY_HOLD
     }
 
     fn acked(&self) -> u64 {
@@ -117,6 +142,7 @@ impl Application for JsLink {
     }
 
     fn on_peer_field_limit(&mut self, conn: ConnId, limit: u64) {
+        self.lazy += 1;
         self.events.peer_field_limit(conn.0, limit);
     }
 
@@ -125,10 +151,12 @@ impl Application for JsLink {
     }
 
     fn on_conn_open(&mut self, conn: ConnId, peer: SocketAddr, cid: &str) {
+        self.lazy += 1;
         self.events.conn_open(conn.0, &peer.to_string(), cid);
     }
 
     fn on_conn_closed(&mut self, conn: ConnId, c: ConnClosed<'_>) {
+        self.lazy += 1;
         self.events.conn_closed(conn.0, close_code(c.how), c.is_app, c.code, c.reason, &c.peer.to_string(), c.cid);
     }
 
@@ -205,11 +233,85 @@ impl Application for JsLink {
     }
 
     fn end_turn(&mut self) {
-        if self.events.is_empty() {
+        if self.events.is_empty() || self.may_wait() {
             return;
         }
         let out = self.events.take(self.batch_seq);
         self.batch_seq += 1;
+        self.lazy = 0;
+        self.held_since = None;
         (self.sink)(out);
+    }
+
+    fn wake_at(&self) -> Option<Instant> {
+        self.held_since.map(|t| t + LAZY_HOLD)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link() -> (JsLink, Arc<Mutex<Vec<Vec<u8>>>>) {
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let out = sent.clone();
+        let sink: Sink = Box::new(move |batch| out.lock().unwrap().push(batch));
+        (JsLink::new(Arc::new(Inbox::default()), sink), sent)
+    }
+
+    fn peer() -> SocketAddr {
+        "127.0.0.1:4433".parse().unwrap()
+    }
+
+    fn closed() -> ConnClosed<'static> {
+        ConnClosed { how: CloseHow::Peer, is_app: true, code: 0, reason: b"", peer: peer(), cid: "00" }
+    }
+
+    #[test]
+    fn lazy_events_wait_for_a_batch_that_wakes_javascript_anyway() {
+        let (mut link, sent) = link();
+        link.on_conn_open(ConnId(1), peer(), "01");
+        link.on_peer_field_limit(ConnId(1), 16384);
+        link.end_turn();
+        assert!(sent.lock().unwrap().is_empty(), "a connection's open alone waits");
+        let due = link.wake_at().expect("the loop is asked for a turn by the hold's end");
+        assert!(due > Instant::now() && due <= Instant::now() + LAZY_HOLD);
+        let seq = link.mark();
+        // A stream event joins: the batch goes at the end of this turn, in
+        // order, under the sequence number the held events were given.
+        link.on_sent(ConnId(1), StreamId(0), 10);
+        link.end_turn();
+        let batches = std::mem::take(&mut *sent.lock().unwrap());
+        assert_eq!(batches.len(), 1);
+        assert_eq!(f64::from_le_bytes(batches[0][..8].try_into().unwrap()), seq.0 as f64);
+        assert_eq!(batches[0][8], super::super::codes::event_kind::CONN_OPEN);
+        assert_eq!(link.wake_at(), None);
+        assert_eq!(link.mark().0, seq.0 + 1);
+    }
+
+    #[test]
+    fn lazy_events_go_when_the_hold_ends() {
+        let (mut link, sent) = link();
+        link.on_conn_closed(ConnId(1), closed());
+        link.end_turn();
+        assert!(sent.lock().unwrap().is_empty());
+        std::thread::sleep(LAZY_HOLD);
+        link.end_turn();
+        assert_eq!(sent.lock().unwrap().len(), 1, "held no longer than LAZY_HOLD");
+        assert_eq!(link.wake_at(), None);
+    }
+
+    #[test]
+    fn other_events_and_large_lazy_batches_go_in_the_same_turn() {
+        let (mut link, sent) = link();
+        link.on_log(LogLevel::Warn, "a warning");
+        link.end_turn();
+        assert_eq!(sent.lock().unwrap().len(), 1);
+        let long = "x".repeat(1000);
+        while link.events.len_bytes() < LAZY_MAX_BYTES {
+            link.on_conn_open(ConnId(2), peer(), &long);
+        }
+        link.end_turn();
+        assert_eq!(sent.lock().unwrap().len(), 2, "past LAZY_MAX_BYTES a lazy batch goes at once");
     }
 }

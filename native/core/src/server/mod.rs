@@ -321,7 +321,11 @@ impl<A: Application> Server<A> {
             return Some(Duration::ZERO);
         }
         let now = Instant::now();
-        self.deadlines.next().map(|t| t.saturating_duration_since(now))
+        let next = match (self.deadlines.next(), self.app.wake_at()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        next.map(|t| t.saturating_duration_since(now))
     }
 
     fn mark_dirty(&mut self, id: ConnId) {
