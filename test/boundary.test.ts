@@ -35,6 +35,7 @@ function recordingSink(): { sink: EventSink; calls: unknown[][] } {
     onSent: record('onSent'),
     onPeerFieldLimit: record('onPeerFieldLimit'),
     onWtDatagram: record('onWtDatagram'),
+    onPeerMoved: record('onPeerMoved'),
   };
   return { sink, calls };
 }
@@ -62,6 +63,7 @@ describe('boundary protocol: golden bytes shared with the Rust half', () => {
       ['onSent', 7, BIG_STREAM, 2 ** 40 + 5],
       ['onPeerFieldLimit', 9, 16384],
       ['onWtDatagram', 9, 4, Buffer.from([0, 1, 255])],
+      ['onPeerMoved', 9, '[2001:db8::7]:61000'],
     ]);
     // One call per sink method: the batch covers every event kind.
     const { sink: probe } = recordingSink();

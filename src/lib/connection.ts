@@ -3,20 +3,26 @@
 import type { ConnectionHandle } from './request-stream';
 
 export class Connection implements ConnectionHandle {
-  readonly remoteAddress: string;
-  readonly remotePort: number;
-  readonly remoteFamily: 'IPv4' | 'IPv6';
+  remoteAddress = '';
+  remotePort = 0;
+  remoteFamily: 'IPv4' | 'IPv6' = 'IPv4';
   open = true;
   peerMaxFieldSectionSize = Infinity;
 
   /** `peer` as the core reports it: `1.2.3.4:5` or `[::1]:5`. */
   constructor(
     readonly id: number,
-    readonly peer: string,
+    public peer: string,
     readonly cid: string,
     readonly localAddress: string,
     readonly localPort: number,
   ) {
+    this.moveTo(peer);
+  }
+
+  /** The client moved (NAT rebinding or migration): what sockets report follows it. */
+  moveTo(peer: string): void {
+    this.peer = peer;
     const colon = peer.lastIndexOf(':');
     const host = peer.slice(0, colon);
     this.remotePort = Number(peer.slice(colon + 1));

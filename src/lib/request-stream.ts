@@ -8,6 +8,7 @@
 export interface ConnectionHandle {
   /** Server-local connection number. */
   readonly id: number;
+  /** The client's address: it follows the client when it moves (NAT rebinding, migration). */
   readonly remoteAddress: string;
   readonly remotePort: number;
   readonly remoteFamily: 'IPv4' | 'IPv6';

@@ -361,6 +361,10 @@ export class StreamServer implements EventSink, StreamOwner {
     this.events.onConnection?.(c);
   }
 
+  onPeerMoved(conn: number, peer: string): void {
+    this.connections.get(conn)?.moveTo(peer);
+  }
+
   onConnClosed(info: ConnClosedInfo): void {
     const c = this.connections.get(info.conn) ?? this.unknownConnection(info.conn);
     this.connections.delete(info.conn);

@@ -18,6 +18,7 @@ export const enum EventKind {
   Sent = 13,
   PeerFieldLimit = 14,
   WtDatagram = 15,
+  PeerMoved = 16,
 }
 
 export const enum CommandKind {

@@ -23,6 +23,8 @@ export interface EventSink {
   onBody(conn: number, stream: number, chunk: Buffer, fin: boolean): void;
   onStreamAborted(conn: number, stream: number, reason: number, code: number): void;
   onConnOpen(conn: number, peer: string, cid: string): void;
+  /** The connection follows the client to a new address (`1.2.3.4:5` or `[::1]:5`). */
+  onPeerMoved(conn: number, peer: string): void;
   onConnClosed(info: ConnClosedInfo): void;
   onLog(level: number, message: string): void;
   onServerClosed(): void;
@@ -126,6 +128,9 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
         sink.onConnOpen(conn, peer, str(u16()));
         break;
       }
+      case EventKind.PeerMoved:
+        sink.onPeerMoved(conn, str(u16()));
+        break;
       case EventKind.ConnClosed: {
         const how = buf[off++];
         const isApp = buf[off++] === 1;

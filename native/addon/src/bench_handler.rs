@@ -140,6 +140,10 @@ impl Application for BenchHandler {
         self.link.on_conn_open(conn, peer, cid);
     }
 
+    fn on_peer_moved(&mut self, conn: ConnId, peer: SocketAddr) {
+        self.link.on_peer_moved(conn, peer);
+    }
+
     fn on_conn_closed(&mut self, conn: ConnId, closed: ConnClosed<'_>) {
         self.link.on_conn_closed(conn, closed);
     }

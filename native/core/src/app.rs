@@ -161,6 +161,9 @@ pub trait Application {
     /// A request handed over ended without a normal finish.
     fn on_stream_aborted(&mut self, conn: ConnId, stream: StreamId, reason: AbortReason, code: u64);
     fn on_conn_open(&mut self, conn: ConnId, peer: SocketAddr, cid: &str);
+    /// The connection follows the client to a new address (a validated
+    /// path: NAT rebinding or migration), as people read it.
+    fn on_peer_moved(&mut self, conn: ConnId, peer: SocketAddr);
     fn on_conn_closed(&mut self, conn: ConnId, closed: ConnClosed<'_>);
     fn on_log(&mut self, level: LogLevel, message: &str);
     /// The I/O loop is about to end; nothing follows.

@@ -36,6 +36,7 @@ pub enum Report {
     Datagrams { count: u32 },
     Datagram { session: u64, payload: Vec<u8> },
     ConnOpen,
+    PeerMoved { peer: SocketAddr },
     ConnClosed,
     Log { level: LogLevel, message: String },
     ServerClosed,
@@ -121,6 +122,10 @@ impl Application for Recorder {
 
     fn on_conn_open(&mut self, _: ConnId, _: SocketAddr, _: &str) {
         self.push(Report::ConnOpen);
+    }
+
+    fn on_peer_moved(&mut self, _: ConnId, peer: SocketAddr) {
+        self.push(Report::PeerMoved { peer });
     }
 
     fn on_conn_closed(&mut self, _: ConnId, _: ConnClosed<'_>) {

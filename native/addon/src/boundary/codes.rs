@@ -42,6 +42,8 @@ code_group! {
         PEER_FIELD_LIMIT = 14,
         /// One HTTP datagram of an application session.
         WT_DATAGRAM = 15,
+        /// The client moved (a validated new path): its address now.
+        PEER_MOVED = 16,
     }
 }
 

@@ -136,6 +136,12 @@ impl EventBatch {
         self.f64(code);
     }
 
+    /// PEER_MOVED: the address the connection follows now.
+    pub fn peer_moved(&mut self, conn: u32, peer: &str) {
+        self.head(kind::PEER_MOVED, conn);
+        self.short_bytes(peer.as_bytes());
+    }
+
     pub fn conn_open(&mut self, conn: u32, peer: &str, cid: &str) {
         self.head(kind::CONN_OPEN, conn);
         self.short_bytes(peer.as_bytes());

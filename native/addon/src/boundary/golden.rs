@@ -59,6 +59,8 @@ fn golden_events() -> (Vec<u8>, Vec<u8>) {
     kinds.push(kind::PEER_FIELD_LIMIT);
     b.wt_datagram(9, 4, &[0, 1, 255]);
     kinds.push(kind::WT_DATAGRAM);
+    b.peer_moved(9, "[2001:db8::7]:61000");
+    kinds.push(kind::PEER_MOVED);
     (b.take(42), kinds)
 }
 

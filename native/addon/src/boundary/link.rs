@@ -22,7 +22,7 @@ use super::events::EventBatch;
 const MAX_UNACKED_BATCHES: u64 = 64;
 
 /// How long a batch of events JavaScript need not hear at once (a connection
-/// opened or closed, the client's field-section limit) waits for one that
+/// opened, moved or closed, the client's field-section limit) waits for one that
 /// wakes JavaScript anyway. A short connection then costs the JavaScript
 /// thread one wake (its request) instead of three, and the loop one
 /// acknowledgement instead of three (docs/design.md, "Lazy events").
@@ -153,6 +153,12 @@ impl Application for JsLink {
     fn on_conn_open(&mut self, conn: ConnId, peer: SocketAddr, cid: &str) {
         self.lazy += 1;
         self.events.conn_open(conn.0, &peer.to_string(), cid);
+    }
+
+    fn on_peer_moved(&mut self, conn: ConnId, peer: SocketAddr) {
+        // Lazy: a request that arrives on the new path comes after it in the batch.
+        self.lazy += 1;
+        self.events.peer_moved(conn.0, &peer.to_string());
     }
 
     fn on_conn_closed(&mut self, conn: ConnId, c: ConnClosed<'_>) {

@@ -59,6 +59,7 @@ impl<A: Application> Server<A> {
         }
         if let Some((from, to)) = migrated {
             Counters::add(&self.shared.counters.path_migrations, 1);
+            self.app.on_peer_moved(id, display(to));
             // Debug: the spec allows no other diagnostic lines by default.
             self.app.on_log(LogLevel::Debug, &format!("connection {} moved from {} to {}", id.0, display(from), display(to)));
         }

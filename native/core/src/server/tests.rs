@@ -6,7 +6,7 @@ use std::net::UdpSocket;
 use std::time::Duration;
 
 use super::*;
-use crate::testing::{options, Recorder};
+use crate::testing::{options, Recorder, Report};
 
 const DATAGRAM: usize = 1200;
 
@@ -402,6 +402,12 @@ fn a_client_that_moves_keeps_its_connection_by_nat_rebinding_and_by_active_migra
     }
     assert_eq!(Counters::get(&counters.path_migrations), 2, "the server followed the client's own move");
     assert_eq!(server.table.get(id).unwrap().peer, moved_addr);
+    // The application heard of both moves, in order, with the new addresses.
+    let moves: Vec<SocketAddr> = server.app.reports.iter().filter_map(|r| match r {
+        Report::PeerMoved { peer } => Some(*peer),
+        _ => None,
+    }).collect();
+    assert_eq!(moves, [rebound.local_addr().unwrap(), moved_addr]);
     assert_eq!(read, payload.len(), "every byte arrived across both moves");
     assert!(!client.is_closed());
 }
