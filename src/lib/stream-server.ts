@@ -14,6 +14,7 @@ import { NativeRequestStream, StreamOwner } from './native-stream';
 import type { ConnectionHandle, RequestStream, StreamAbortReason } from './request-stream';
 import { addonTransportOptions, wantsEbpfSteering } from './transport-options';
 import type { TransportOptions } from './transport-options';
+import { StreamTable } from './stream-table';
 import { SessionRequestHandler, WebTransportRegistry } from './webtransport/registry';
 
 export interface CoreOptions extends TransportOptions {
@@ -89,7 +90,7 @@ export class StreamServer implements EventSink, StreamOwner {
   private local: AddressInfo | undefined;
   private readonly connections = new Map<number, Connection>();
   /** Open streams by connection, then stream ID. */
-  private readonly streams = new Map<number, Map<number, NativeRequestStream>>();
+  private readonly streams = new Map<number, StreamTable>();
   private inBatch = false;
   private flushScheduled = false;
   private flushSoon = false;
@@ -311,7 +312,7 @@ export class StreamServer implements EventSink, StreamOwner {
     const s = new NativeRequestStream(this, connection, stream, lines, (flags & RequestFlag.Complete) !== 0, body, (flags & RequestFlag.EarlyData) !== 0);
     let streams = this.streams.get(conn);
     if (!streams) {
-      streams = new Map();
+      streams = new StreamTable();
       this.streams.set(conn, streams);
     }
     streams.set(stream, s);
