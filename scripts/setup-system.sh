@@ -8,7 +8,8 @@
 #                               and decrypts it; preseeded to skip the setuid question.
 #   ngtcp2-client:              ngtcp2's example HTTP/3 client (gtlsclient), for the interop matrix.
 #   openssl:                    the interop runner's amplificationlimit case makes a large certificate.
+#   curl, patch:                scripts/patch-quiche.sh fetches quiche from crates.io and patches it.
 set -euo pipefail
 
-packages=(cmake clang libclang-dev python3-venv chromium chromium-driver tshark ngtcp2-client openssl)
+packages=(cmake clang libclang-dev python3-venv chromium chromium-driver tshark ngtcp2-client openssl curl patch)
 bash "$(dirname "$0")/apt-install.sh" "${packages[@]}"

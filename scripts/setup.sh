@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-system.sh
+# quiche with our patches, where Cargo.toml's [patch.crates-io] expects it.
+bash scripts/patch-quiche.sh
 # `npm ci` trips over an npm 11 lockfile bug with nested optional platform
 # packages (@napi-rs/lzma-*), so install against the lockfile instead.
 npm install --no-audit --no-fund

@@ -413,6 +413,68 @@ fn a_client_that_moves_keeps_its_connection_by_nat_rebinding_and_by_active_migra
 }
 
 #[test]
+fn data_in_flight_to_the_address_a_client_left_is_sent_again_on_its_new_path() {
+    // A client that moves mid-download and no longer reads its old socket
+    // (ngtcp2's client does this; here a NAT gives it a new port): what the
+    // server had in flight to the old address is lost. quiche keeps loss
+    // detection per path and the old path hears no more ACKs; without our
+    // patch (native/patches/quiche-0.30.0-01-loss-across-paths.patch) that
+    // data was never declared lost and the stream waited for the idle
+    // timeout.
+    let (mut server, counters, mut client, first, _) =
+        connected_until(options(false, false), |c| c.is_established());
+    let id = server.table.ids()[0];
+    let believed = first.local_addr().unwrap();
+    let payload = vec![0x44u8; 400_000];
+    let mut offered = 0;
+    let mut read = 0;
+    let mut buf = vec![0u8; 65536];
+    let mut drain = |client: &mut quiche::Connection, read: &mut usize| {
+        while let Ok((n, _)) = client.stream_recv(43, &mut buf) {
+            *read += n;
+        }
+    };
+    for _ in 0..5 {
+        offer_more(&mut server, id, &payload, &mut offered);
+        step_via(&mut client, &first, believed, &mut server);
+        drain(&mut client, &mut read);
+    }
+    assert!(read > 0 && read < payload.len(), "mid-transfer: {read}");
+
+    // The client acknowledges; the server answers with a window of data to
+    // the old socket, and the client moves before any of it is read.
+    offer_more(&mut server, id, &payload, &mut offered);
+    let mut out = [0u8; 65536];
+    while let Ok((n, info)) = client.send(&mut out) {
+        first.send_to(&out[..n], info.to).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(2));
+    server.socket.may_have_more = true;
+    server.turn();
+    std::thread::sleep(Duration::from_millis(2));
+    let mut lost = 0;
+    while first.recv_from(&mut out).is_ok() {
+        lost += 1;
+    }
+    assert!(lost >= 3, "datagrams in flight to the old socket: {lost}");
+
+    let rebound = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rebound.set_nonblocking(true).unwrap();
+    for _ in 0..300 {
+        client.send_ack_eliciting().unwrap();
+        offer_more(&mut server, id, &payload, &mut offered);
+        step_via(&mut client, &rebound, believed, &mut server);
+        drain(&mut client, &mut read);
+        if read == payload.len() {
+            break;
+        }
+    }
+    assert_eq!(Counters::get(&counters.path_migrations), 1, "the server followed the client");
+    assert_eq!(read, payload.len(), "every byte arrived, the lost ones again on the new path");
+    assert!(!client.is_closed());
+}
+
+#[test]
 fn with_quic_lb_every_connection_id_the_server_issues_carries_its_server_id() {
     let mut opts = options(false, false);
     opts.quic_lb = Some(crate::connection_ids::QuicLb::new(1, vec![0x5e, 0x71]).unwrap());
