@@ -39,4 +39,27 @@ describe('StreamTable', () => {
     assert.equal(t.size, 20);
     assert.deepEqual(t.values().map((s) => s.id).sort((x, y) => x - y), open);
   });
+
+  it('keeps two live streams whose sequence numbers share a slot (one left open while hundreds came and went)', () => {
+    const t = new StreamTable();
+    const old = stream(0);
+    t.set(0, old);
+    const ids = [512 * 4, 1024 * 4, 4];
+    for (const id of ids) t.set(id, stream(id));
+    assert.equal(t.size, 4);
+    assert.equal(t.get(0), old);
+    for (const id of ids) assert.equal(t.get(id)?.id, id);
+    assert.equal(t.get(1536 * 4), undefined, 'same slot, never added');
+    t.delete(0);
+    assert.equal(t.get(0), undefined);
+    assert.equal(t.get(512 * 4)?.id, 512 * 4, 'the one in the overflow is still found');
+    const again = stream(512 * 4);
+    t.set(512 * 4, again);
+    assert.equal(t.size, 3, 'replacing one in the overflow is not adding');
+    assert.equal(t.get(512 * 4), again);
+    assert.deepEqual(t.values().map((s) => s.id).sort((x, y) => x - y), [4, 512 * 4, 1024 * 4]);
+    for (const id of ids) t.delete(id);
+    assert.equal(t.size, 0);
+    assert.deepEqual(t.values(), []);
+  });
 });
