@@ -18,8 +18,18 @@ if [[ -f $dest/.h3-node-patches && $(cat "$dest/.h3-node-patches") == "$stamp" ]
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 crate=$work/quiche-$version.crate
-# Cargo's own download cache first (no network), else crates.io.
-cached=$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/quiche-$version.crate 2>/dev/null | head -1 || true)
+# Cargo's download cache; if it is not there, cargo fetches it (through
+# whatever registry or mirror cargo is set up for) into that cache; failing
+# that, crates.io directly.
+from_cache() { ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/quiche-$version.crate 2>/dev/null | head -1 || true; }
+cached=$(from_cache)
+if [[ -z $cached ]]; then
+  mkdir -p "$work/fetch/src"
+  touch "$work/fetch/src/lib.rs"
+  printf '[package]\nname = "fetch-quiche"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\nquiche = "=%s"\n' "$version" > "$work/fetch/Cargo.toml"
+  (cd "$work/fetch" && cargo fetch --quiet) || echo "patch-quiche: cargo fetch failed; trying crates.io directly" >&2
+  cached=$(from_cache)
+fi
 if [[ -n $cached ]]; then cp "$cached" "$crate"; else
   curl -fsSL --retry 3 -o "$crate" "https://static.crates.io/crates/quiche/quiche-$version.crate"
 fi

@@ -133,11 +133,8 @@ fn step(client: &mut quiche::Connection, peer: &UdpSocket, server: &mut Server<R
     step_via(client, peer, peer.local_addr().unwrap(), server)
 }
 
-/// `step` with the client's packets leaving from `out` and the server's
-/// read there, while the client believes it is at `believed` (after a NAT
-/// rebinding the client's own address has not changed, the one the server
-/// sees has).
-fn step_via(client: &mut quiche::Connection, out: &UdpSocket, believed: SocketAddr, server: &mut Server<Recorder>) -> Vec<usize> {
+/// The client sends all it has from `out`, and the server takes a turn.
+fn client_sends_then_server_turns(client: &mut quiche::Connection, out: &UdpSocket, server: &mut Server<Recorder>) {
     let mut buf = [0u8; 65536];
     while let Ok((n, info)) = client.send(&mut buf) {
         out.send_to(&buf[..n], info.to).unwrap();
@@ -146,6 +143,15 @@ fn step_via(client: &mut quiche::Connection, out: &UdpSocket, believed: SocketAd
     server.socket.may_have_more = true;
     server.turn();
     std::thread::sleep(Duration::from_millis(2));
+}
+
+/// `step` with the client's packets leaving from `out` and the server's
+/// read there, while the client believes it is at `believed` (after a NAT
+/// rebinding the client's own address has not changed, the one the server
+/// sees has).
+fn step_via(client: &mut quiche::Connection, out: &UdpSocket, believed: SocketAddr, server: &mut Server<Recorder>) -> Vec<usize> {
+    client_sends_then_server_turns(client, out, server);
+    let mut buf = [0u8; 65536];
     let mut sizes = Vec::new();
     while let Ok((n, from)) = out.recv_from(&mut buf) {
         sizes.push(n);
@@ -445,14 +451,8 @@ fn data_in_flight_to_the_address_a_client_left_is_sent_again_on_its_new_path() {
     // The client acknowledges; the server answers with a window of data to
     // the old socket, and the client moves before any of it is read.
     offer_more(&mut server, id, &payload, &mut offered);
+    client_sends_then_server_turns(&mut client, &first, &mut server);
     let mut out = [0u8; 65536];
-    while let Ok((n, info)) = client.send(&mut out) {
-        first.send_to(&out[..n], info.to).unwrap();
-    }
-    std::thread::sleep(Duration::from_millis(2));
-    server.socket.may_have_more = true;
-    server.turn();
-    std::thread::sleep(Duration::from_millis(2));
     let mut lost = 0;
     while first.recv_from(&mut out).is_ok() {
         lost += 1;
