@@ -46,11 +46,22 @@ describe('pacing (issue 14)', function () {
   }
 
   it('bursts are smaller paced than unpaced', async () => {
-    const paced = await download({});
-    const unpaced = await download({ pacing: false });
-    assert.equal(unpaced.waits, 0, 'pacing off: nothing waits');
-    console.log(`      largest burst in 0.5 ms: paced ${paced.burst}, unpaced ${unpaced.burst}`);
-    assert.ok(paced.burst < unpaced.burst, `paced ${paced.burst} < unpaced ${unpaced.burst}`);
+    // The relay timestamps datagrams when its event loop reads them, so a
+    // stall of that loop (a busy machine) shows queued datagrams as one
+    // burst: a CI run saw a paced burst of 45 against 32 unpaced. Each mode
+    // is measured three times, alternating, and judged by its least
+    // disturbed run (its smallest largest-burst).
+    const paced: number[] = [];
+    const unpaced: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      paced.push((await download({})).burst);
+      const off = await download({ pacing: false });
+      assert.equal(off.waits, 0, 'pacing off: nothing waits');
+      unpaced.push(off.burst);
+    }
+    const [p, u] = [Math.min(...paced), Math.min(...unpaced)];
+    console.log(`      largest burst in 0.5 ms: paced ${paced.join(', ')}; unpaced ${unpaced.join(', ')}`);
+    assert.ok(p < u, `paced ${p} < unpaced ${u}`);
   });
 
   it('congestionControl and pacing are checked, and the CLI names the choices', async () => {
