@@ -9,6 +9,12 @@ import { impairedLink } from './helpers/impaired-link';
 import { runCli, startServer } from './helpers/server';
 
 const BODY = Buffer.alloc(1024 * 1024, 0x61);
+// The burst comparison's body: the bucket holds two milliseconds at the rate
+// (docs/design.md, "Pacing"), and near the end of a 1 MiB download in slow
+// start (rate 2 x window / RTT) that is as many packets as one aioquic ACK
+// releases unpaced, so the two modes overlapped (paced 35-46, unpaced
+// 32-88); over the first 256 KiB they do not (paced 12-18, unpaced 21-52).
+const BURST_BODY = Buffer.alloc(256 * 1024, 0x61);
 
 /** The largest number of the server's datagrams that reached the relay within `windowMs` of each other's first. */
 function largestBurst(arrivals: { at: number }[], windowMs: number): number {
@@ -21,8 +27,8 @@ function largestBurst(arrivals: { at: number }[], windowMs: number): number {
   return best;
 }
 
-async function download(options: { congestionControl?: 'cubic' | 'reno' | 'bbr2'; pacing?: boolean }) {
-  const { server, port } = await startServer((_req, res) => res.end(BODY), options);
+async function download(options: { congestionControl?: 'cubic' | 'reno' | 'bbr2'; pacing?: boolean }, body = BODY) {
+  const { server, port } = await startServer((_req, res) => res.end(body), options);
   const link = await impairedLink(port, { delayMs: 10 });
   try {
     const res = await request(link.port, { path: '/big', discard_body: true }, 20);
@@ -48,20 +54,22 @@ describe('pacing (issue 14)', function () {
   it('bursts are smaller paced than unpaced', async () => {
     // The relay timestamps datagrams when its event loop reads them, so a
     // stall of that loop (a busy machine) shows queued datagrams as one
-    // burst: a CI run saw a paced burst of 45 against 32 unpaced. Each mode
-    // is measured three times, alternating, and judged by its least
-    // disturbed run (its smallest largest-burst).
+    // burst (a CI run saw a paced burst of 45 against 32 unpaced), and an
+    // unpaced run now and then has no large burst (15 against paced 14-18).
+    // Each mode is measured five times, alternating, and judged by its
+    // median.
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const paced: number[] = [];
     const unpaced: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      paced.push((await download({})).burst);
-      const off = await download({ pacing: false });
+    for (let i = 0; i < 5; i++) {
+      paced.push((await download({}, BURST_BODY)).burst);
+      const off = await download({ pacing: false }, BURST_BODY);
       assert.equal(off.waits, 0, 'pacing off: nothing waits');
       unpaced.push(off.burst);
     }
-    const [p, u] = [Math.min(...paced), Math.min(...unpaced)];
+    const [p, u] = [median(paced), median(unpaced)];
     console.log(`      largest burst in 0.5 ms: paced ${paced.join(', ')}; unpaced ${unpaced.join(', ')}`);
-    assert.ok(p < u, `paced ${p} < unpaced ${u}`);
+    assert.ok(p < u, `median paced ${p} < unpaced ${u}`);
   });
 
   it('congestionControl and pacing are checked, and the CLI names the choices', async () => {

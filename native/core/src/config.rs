@@ -172,7 +172,7 @@ impl Options {
         c.set_application_protos(&[b"h3"]).map_err(ListenError::Alpn)?;
         c.set_max_idle_timeout(self.idle_timeout_ms);
         // Packet size (docs/design.md): quiche's path MTU discovery starts
-        // each path at 1200 bytes and probes up to the send limit, which
+        // each path at 1350 bytes (patch 02) and probes up to the send limit, which
         // `server::accept` sets per peer (1472 over IPv4, 1452 over IPv6:
         // a 1500-byte link either way). Peers may send us up to RECV_LIMIT.
         c.set_max_recv_udp_payload_size(RECV_LIMIT);
@@ -196,8 +196,6 @@ impl Options {
         c.set_cc_algorithm_name(&self.congestion_control)
             .map_err(|_| ListenError::CongestionControl { name: self.congestion_control.clone() })?;
         c.enable_pacing(self.pacing);
-        // Resumption across processes and restarts: every server given the
-        // same key decrypts the others' session tickets.
         // Resumption across processes, restarts and workers: the ticket
         // secret (set above) gives every server that shares it the same
         // rotating keys.

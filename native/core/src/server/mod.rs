@@ -906,7 +906,7 @@ impl<A: Application> Server<A> {
             let mut pace_at = None;
             if own_pacing {
                 if let Some(path) = conn.quic.path_stats().find(|p| p.active) {
-                    conn.pacer.update(path.cwnd, path.rtt, conn.quic.max_send_udp_payload_size(), now);
+                    conn.pacer.update(path.cwnd, path.rtt, path.startup_exit.is_none(), conn.quic.max_send_udp_payload_size(), now);
                 }
             }
             if !pacing {
@@ -928,6 +928,11 @@ impl<A: Application> Server<A> {
                 if own_pacing && !conn.pacer.ready(Instant::now()) {
                     pace_at = Some(conn.pacer.release_at());
                     Counters::add(&counters.pacing_waits, 1);
+                    // Without this, CUBIC would take the window this pause
+                    // leaves unfilled as the application's doing and not
+                    // grow it on the ACKs that arrive meanwhile (quiche
+                    // patch 03).
+                    conn.quic.on_send_paced();
                     break;
                 }
                 let (n, info) = match conn.quic.send(&mut socket.send_buf[run.len..run.len + packet_cap]) {

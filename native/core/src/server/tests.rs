@@ -306,7 +306,9 @@ fn a_short_packet_for_an_unknown_connection_gets_no_reset() {
 /// A connected client, then `bytes` on a server-opened unidirectional
 /// stream, stepped until the client has read all of it. Returns the bytes
 /// read and the server's pacing waits.
-fn transfer_with_pacing(cc: &str, pacing: bool, bytes: usize) -> (usize, u64) {
+/// Bytes the client read, the server's pacing waits, and the server's
+/// congestion window at the end.
+fn transfer_with_pacing(cc: &str, pacing: bool, bytes: usize) -> (usize, u64, usize) {
     let mut opts = options(false, false);
     opts.pacing = pacing;
     opts.congestion_control = cc.into();
@@ -326,7 +328,8 @@ fn transfer_with_pacing(cc: &str, pacing: bool, bytes: usize) -> (usize, u64) {
             break;
         }
     }
-    (read, Counters::get(&counters.pacing_waits))
+    let cwnd = server.table.get(id).unwrap().quic.path_stats().find(|p| p.active).unwrap().cwnd;
+    (read, Counters::get(&counters.pacing_waits), cwnd)
 }
 
 #[test]
@@ -336,13 +339,28 @@ fn sending_waits_for_its_pacing_time_with_every_congestion_controller_and_nothin
     // is let out over the round trip, not at once. CUBIC and Reno are paced
     // by the server's bucket, BBRv2 by quiche's release times.
     for cc in ["cubic", "reno", "bbr2"] {
-        let (read, waits) = transfer_with_pacing(cc, true, 200_000);
+        let (read, waits, _) = transfer_with_pacing(cc, true, 200_000);
         assert_eq!(read, 200_000, "{cc}: everything arrived, held packets included");
         assert!(waits > 0, "{cc}: sending waited for its pacing time");
     }
-    let (read, waits) = transfer_with_pacing("cubic", false, 200_000);
+    let (read, waits, _) = transfer_with_pacing("cubic", false, 200_000);
     assert_eq!(read, 200_000);
     assert_eq!(waits, 0, "with pacing off nothing waits");
+}
+
+#[test]
+fn a_paced_window_grows_in_slow_start_as_an_unpaced_one_does() {
+    // quiche's CUBIC and Reno took a window the server's pacer left
+    // unfilled as application-limited and skipped the ACKs that arrived in
+    // the pause (quiche patch 03 and `on_send_paced`): the paced window
+    // stayed near its start while the unpaced one grew with every byte
+    // acknowledged. No loss here, so both are still in slow start.
+    for cc in ["cubic", "reno"] {
+        let (_, waits, paced) = transfer_with_pacing(cc, true, 200_000);
+        let (_, _, unpaced) = transfer_with_pacing(cc, false, 200_000);
+        assert!(waits > 0, "{cc}: the pacer held the sender");
+        assert!(paced * 10 >= unpaced * 8, "{cc}: paced window {paced} bytes, unpaced {unpaced}");
+    }
 }
 
 #[test]
