@@ -183,11 +183,20 @@ fn connected_until(
     opts: Options,
     ready: impl Fn(&quiche::Connection) -> bool,
 ) -> (Server<Recorder>, Arc<Counters>, quiche::Connection, UdpSocket, Vec<usize>) {
+    connected_taking(opts, 1472, ready)
+}
+
+/// `connected_until` with a client that takes UDP payloads of at most `max_udp_payload`.
+fn connected_taking(
+    opts: Options,
+    max_udp_payload: usize,
+    ready: impl Fn(&quiche::Connection) -> bool,
+) -> (Server<Recorder>, Arc<Counters>, quiche::Connection, UdpSocket, Vec<usize>) {
     let bound = Server::bind(opts, Recorder::default()).unwrap();
     let (mut server, counters, local) = (bound.server, bound.shared.counters.clone(), bound.local);
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
     peer.set_nonblocking(true).unwrap();
-    let mut client = connect(local, &peer);
+    let mut client = connect_taking(local, &peer, max_udp_payload);
     let mut sizes = Vec::new();
     for _ in 0..200 {
         if ready(&client) {
@@ -227,6 +236,28 @@ fn pmtud_starts_at_1350_bytes_and_grows_to_the_send_limit() {
         step(&mut client, &peer, &mut server);
     }
     assert_eq!(server.table.get_mut(id).unwrap().quic.max_send_udp_payload_size(), crate::config::SEND_LIMIT_V4);
+    assert_eq!(Counters::get(&counters.udp_too_large), 0);
+}
+
+#[test]
+fn pmtud_grows_to_what_a_client_taking_less_than_the_ceiling_takes() {
+    // quic-go takes at most 1,452 bytes. quiche searched from its own
+    // ceiling (1,472), a probe the server loop's 1,452-byte buffer (the
+    // peer's limit) never let out, so the path stayed at 1,350 bytes for
+    // the whole connection (a qlog of W10: 8,269 data packets, all 1,350).
+    // quiche patch 04 caps the search at the peer's limit.
+    let (mut server, counters, mut client, peer, _) = connected_taking(options(false, false), 1452, |c| c.is_established());
+    let id = server.table.ids()[0];
+    let mut largest = 0;
+    for _ in 0..200 {
+        if server.table.get_mut(id).unwrap().quic.max_send_udp_payload_size() == 1452 {
+            break;
+        }
+        client.send_ack_eliciting().unwrap();
+        largest = largest.max(step(&mut client, &peer, &mut server).into_iter().max().unwrap_or(0));
+    }
+    assert_eq!(server.table.get_mut(id).unwrap().quic.max_send_udp_payload_size(), 1452);
+    assert!(largest <= 1452, "a datagram of {largest} bytes reached a client that takes 1,452");
     assert_eq!(Counters::get(&counters.udp_too_large), 0);
 }
 
