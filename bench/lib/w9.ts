@@ -101,13 +101,18 @@ const med = (rows: W9Row[], server: string, mode: W9Row['mode'], key: 'rate' | '
 
 /** W9's targets: the application API against webtransport-go, by rate; CPU per unit shown beside it. */
 export function w9Checks(rows: W9Row[]): Check[] {
-  const ratio = (mode: W9Row['mode']) => med(rows, W9_APP, mode, 'rate') / med(rows, W9_GO, mode, 'rate');
-  const cpuRatio = (mode: W9Row['mode']) => med(rows, W9_GO, mode, 'server_cpu_ms_per_unit') / med(rows, W9_APP, mode, 'server_cpu_ms_per_unit');
+  const ratio = (mode: W9Row['mode'], over = W9_GO) => med(rows, W9_APP, mode, 'rate') / med(rows, over, mode, 'rate');
+  const cpuRatio = (mode: W9Row['mode'], of = W9_APP) => med(rows, W9_GO, mode, 'server_cpu_ms_per_unit') / med(rows, of, mode, 'server_cpu_ms_per_unit');
   return [
     check('W9', 'stream echo MB/s, application API vs webtransport-go', ratio('stream'), 'min', 1.5),
     check('W9', 'datagram round trips/s, application API vs webtransport-go', ratio('datagram'), 'min', 1.5),
+    check('W9', 'stream echo MB/s, application API vs the native echo', ratio('stream', W9_NATIVE), 'min', 0.7),
+    check('W9', 'datagram round trips/s, application API vs the native echo', ratio('datagram', W9_NATIVE), 'min', 0.7),
     { ...check('W9', 'stream echo: server CPU per MB, webtransport-go over the application API', cpuRatio('stream'), 'min', 1.5), extra: true },
     { ...check('W9', 'datagrams: server CPU per round trip, webtransport-go over the application API', cpuRatio('datagram'), 'min', 1.5), extra: true },
+    // How far the 1.5x above is from what no JavaScript at all reaches.
+    { ...check('W9', 'stream echo: server CPU per MB, webtransport-go over the native echo', cpuRatio('stream', W9_NATIVE), 'min', 1.5), extra: true },
+    { ...check('W9', 'datagrams: server CPU per round trip, webtransport-go over the native echo', cpuRatio('datagram', W9_NATIVE), 'min', 1.5), extra: true },
   ];
 }
 

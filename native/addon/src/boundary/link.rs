@@ -61,8 +61,10 @@ impl JsLink {
     }
 
     /// Whether the batch being filled holds lazy events only, small enough
-    /// and young enough to wait for the next turn.
-    fn may_wait(&mut self) -> bool {
+    /// and young enough to wait for the next turn. The first time it is
+    /// asked about a batch, that batch's hold starts (`wake_at` counts from
+    /// it).
+    fn hold_lazy_batch(&mut self) -> bool {
         if self.events.count() != self.lazy || self.events.len_bytes() >= LAZY_MAX_BYTES {
             return false;
         }
@@ -239,7 +241,7 @@ impl Application for JsLink {
     }
 
     fn end_turn(&mut self) {
-        if self.events.is_empty() || self.may_wait() {
+        if self.events.is_empty() || self.hold_lazy_batch() {
             return;
         }
         let out = self.events.take(self.batch_seq);
