@@ -22,6 +22,8 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
   echo "fuzz: cargo-fuzz installed in $(( $(date +%s) - start )) s"
 fi
 
+# fuzz/Cargo.toml builds against our patched quiche, as the addon does.
+bash scripts/patch-quiche.sh || { echo "fuzz: patch-quiche failed"; exit 1; }
 start=$(date +%s)
 if ! (cd fuzz && nice cargo fuzz build -O); then
   echo "fuzz: build failed"
