@@ -336,9 +336,7 @@ fn a_short_packet_for_an_unknown_connection_gets_no_reset() {
 
 /// A connected client, then `bytes` on a server-opened unidirectional
 /// stream, stepped until the client has read all of it. Returns the bytes
-/// read and the server's pacing waits.
-/// Bytes the client read, the server's pacing waits, and the server's
-/// congestion window at the end.
+/// read, the server's pacing waits, and its congestion window at the end.
 fn transfer_with_pacing(cc: &str, pacing: bool, bytes: usize) -> (usize, u64, usize) {
     let mut opts = options(false, false);
     opts.pacing = pacing;
