@@ -2,7 +2,8 @@
 # Unpacks quiche as published on crates.io into native/vendor/ and applies
 # our patches (native/patches/quiche-<version>-*.patch), for Cargo.toml's
 # [patch.crates-io]. Why each patch exists: its own header, and docs/design.md
-# ("Migration" for 01, "Packet size" for 02 and 04, "Pacing" for 03).
+# ("Migration" for 01, "Packet size" for 02 and 04, "Pacing" for 03,
+# "Handshakes under loss" for 05).
 # Does nothing when the tree there already carries exactly these patches.
 set -euo pipefail
 cd "$(dirname "$0")/.."

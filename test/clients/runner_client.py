@@ -49,6 +49,7 @@ kept. On the plan's timeout, what was reached is printed with error "timeout".
 import asyncio
 import hashlib
 import json
+import os
 import socket
 import ssl
 import sys
@@ -61,6 +62,7 @@ from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, StreamReset
+from aioquic.quic.logger import QuicFileLogger
 from aioquic.quic.packet_builder import QuicDeliveryState
 from aioquic.tls import CipherSuite, Epoch
 
@@ -512,6 +514,9 @@ class Runner:
         config.max_stream_data = MAX_STREAM_DATA
         if self.chacha20:
             config.cipher_suites = [CipherSuite.CHACHA20_POLY1305_SHA256]
+        # For debugging a case: the client's own qlog, one file per connection.
+        if os.environ.get("H3_RUNNER_CLIENT_QLOG"):
+            config.quic_logger = QuicFileLogger(os.environ["H3_RUNNER_CLIENT_QLOG"])
         if resume:
             if ticket is None:
                 errors.append("no session ticket from the previous connection")

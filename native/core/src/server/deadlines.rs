@@ -11,6 +11,9 @@ use crate::ids::ConnId;
 /// clients to acknowledge their responses; short enough that a server told
 /// to stop exits within 5 s even with clients that vanished.
 pub const DRAIN_DEADLINE: Duration = Duration::from_secs(3);
+/// After DRAIN_DEADLINE every connection is closed; this long more for
+/// their CONNECTION_CLOSE frames to leave, then the server ends regardless.
+pub const CLOSE_GRACE: Duration = Duration::from_millis(500);
 /// Longest a connection's packets wait for the application's answer.
 pub const HOLD_MAX: Duration = Duration::from_millis(5);
 
@@ -58,7 +61,13 @@ impl Deadlines {
             next = Some(next.map_or(h, |n| n.min(h)));
         }
         if let Some(started) = self.drain_started {
-            let deadline = started + DRAIN_DEADLINE;
+            // Once the drain deadline has passed (and the connections were
+            // closed then), the next moment that matters is the end of the
+            // grace: waking for the past deadline would spin the loop.
+            let mut deadline = started + DRAIN_DEADLINE;
+            if Instant::now() >= deadline {
+                deadline += CLOSE_GRACE;
+            }
             next = Some(next.map_or(deadline, |n| n.min(deadline)));
         }
         next

@@ -34,7 +34,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-use deadlines::{Deadlines, DRAIN_DEADLINE};
+use deadlines::{Deadlines, CLOSE_GRACE, DRAIN_DEADLINE};
 use socket::{Run, Socket, MAX_PACKET, RECV_SLOTS};
 use pacer::Pacer;
 use table::{hex, Conn, ConnTable, PacedPacket};
@@ -697,7 +697,10 @@ impl<A: Application> Server<A> {
             let idle: Vec<ConnId> = self
                 .table
                 .iter_mut()
-                .filter(|(_, c)| !c.quic.is_draining())
+                // One already closing waits for its CONNECTION_CLOSE to leave
+                // (congestion control can hold it until a PTO): closing it
+                // again each turn would mark it dirty and spin the loop.
+                .filter(|(_, c)| !c.quic.is_draining() && c.quic.local_error().is_none())
                 .filter_map(|(id, c)| (deadline_passed || c.h3.requests_in_flight(&mut c.quic) == 0).then_some(id))
                 .collect();
             for id in idle {
@@ -738,10 +741,11 @@ impl<A: Application> Server<A> {
 
     fn close_all(&mut self) {
         for id in self.table.ids() {
-            if let Some(c) = self.table.get_mut(id) {
-                let _ = c.quic.close(true, H3_NO_ERROR, b"server closed");
+            // Runs every turn until the table empties: only a connection
+            // newly closed needs another turn.
+            if self.table.get_mut(id).is_some_and(|c| c.quic.close(true, H3_NO_ERROR, b"server closed").is_ok()) {
+                self.mark_dirty(id);
             }
-            self.mark_dirty(id);
         }
         if self.deadlines.drain_started.is_none() {
             self.deadlines.drain_started = Some(Instant::now() - DRAIN_DEADLINE);
@@ -753,7 +757,7 @@ impl<A: Application> Server<A> {
             SHUTDOWN_NONE => false,
             _ => {
                 self.table.is_empty()
-                    || self.deadlines.drain_started.is_some_and(|s| s.elapsed() > DRAIN_DEADLINE + Duration::from_millis(500))
+                    || self.deadlines.drain_started.is_some_and(|s| s.elapsed() >= DRAIN_DEADLINE + CLOSE_GRACE)
             }
         }
     }

@@ -706,3 +706,92 @@ fn a_path_the_client_moves_to_gets_no_datagram_over_its_max_udp_payload_size() {
     assert!(largest_after_move <= TAKES, "a {largest_after_move}-byte datagram to a client that takes {TAKES}");
     assert_eq!(read, payload.len());
 }
+
+/// A connection whose client went silent with the congestion window full:
+/// quiche holds its CONNECTION_CLOSE until a PTO lets it out. Shutting
+/// down (gracefully, past the drain deadline, or at once) must then wait,
+/// not take turn after turn: the loop spun at 30,000 turns a second for the
+/// half second before the end (seen in a qlog of the interop runner's
+/// handshakeloss case, 0-length writes to the control stream each turn).
+fn shutdown_waits_for_a_held_close(mode: u8) {
+    let (mut server, _, mut client, peer, _) = connected_until(options(false, false), |c| c.is_established());
+    step(&mut client, &peer, &mut server);
+    let id = server.table.ids()[0];
+    // A window's worth leaves; the client never reads or acknowledges again.
+    let payload = vec![7u8; 200_000];
+    let mut offered = 0;
+    offer_more(&mut server, id, &payload, &mut offered);
+    server.turn();
+    assert!(offered > 0);
+
+    server.shared.shutdown.store(mode, Ordering::Release);
+    if mode == SHUTDOWN_GRACEFUL {
+        server.turn();
+        // The drain deadline has passed: every connection is closed now.
+        server.deadlines.drain_started = Some(Instant::now() - DRAIN_DEADLINE);
+    }
+    server.turn();
+    let conn = server.table.get_mut(id).unwrap();
+    assert!(conn.quic.local_error().is_some(), "closed");
+    assert!(!conn.quic.is_draining(), "its CONNECTION_CLOSE is held by the congestion window (the case under test)");
+
+    for turn in 0..5 {
+        let wait = server.poll_timeout();
+        assert!(wait.is_some_and(|w| w > Duration::from_millis(5)), "turn {turn}: the loop would wake after {wait:?}");
+        server.turn();
+    }
+    assert!(!server.finished(), "the grace for the closes is not over yet");
+    server.deadlines.drain_started = Some(Instant::now() - DRAIN_DEADLINE - CLOSE_GRACE);
+    assert!(server.finished(), "and the server ends once it is");
+    drop(client);
+}
+
+#[test]
+fn a_graceful_shutdown_past_its_deadline_waits_for_a_held_close_without_spinning() {
+    shutdown_waits_for_a_held_close(SHUTDOWN_GRACEFUL);
+}
+
+#[test]
+fn an_immediate_shutdown_waits_for_a_held_close_without_spinning() {
+    shutdown_waits_for_a_held_close(SHUTDOWN_NOW);
+}
+
+/// The server's first flight is lost; the client's PTO sends its Initial
+/// again. The server answers that with its unacknowledged flight at once
+/// (quiche patch 05, RFC 9002 section 6.2.3), not with an ACK alone and the
+/// flight at its own PTO, which under repeated loss backs off to seconds:
+/// at 30 % loss a handshake took 24 s that way, and the client's first RTT
+/// sample (3 s) then left it too slow to recover its lost request before
+/// the idle timeout (the interop runner's handshakeloss case).
+#[test]
+fn a_client_repeating_its_initial_gets_the_servers_lost_flight_at_once() {
+    let (mut server, _, _) = server();
+    let local = server.socket.local;
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let mut cfg = crate::testing::client_config();
+    // The client's PTO comes in milliseconds; the server's (initial RTT
+    // 333 ms) not during the test.
+    cfg.set_initial_rtt(Duration::from_millis(5));
+    let scid = [5u8; 16];
+    let mut client = quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), peer.local_addr().unwrap(), local, &mut cfg).unwrap();
+
+    // The first flight: the server's answer never reaches the client.
+    client_sends_then_server_turns(&mut client, &peer, &mut server);
+    let mut buf = [0u8; 65536];
+    let mut lost = 0;
+    while peer.recv_from(&mut buf).is_ok() {
+        lost += 1;
+    }
+    assert!(lost > 0, "the server answered the first Initial");
+
+    // The client's PTO: its Initial again.
+    std::thread::sleep(client.timeout().unwrap_or_default() + Duration::from_millis(2));
+    client.on_timeout();
+    let answer = step(&mut client, &peer, &mut server);
+    assert!(!answer.is_empty());
+    assert!(
+        client.is_established(),
+        "the client completed its handshake from the answer to its repeated Initial (datagrams {answer:?})"
+    );
+}

@@ -425,6 +425,13 @@ impl H3Connection {
     #[inline]
     pub(super) fn flush_stream(&mut self, quic: &mut quiche::Connection, id: u64) {
         let Some(out) = self.outgoing.get_mut(&id) else { return };
+        // The control stream is never finished, so it stays here, empty,
+        // and every connection turn flushes it: nothing to write, skip it.
+        // (An empty request stream is still offered to QUIC: that is how a
+        // streamed response between writes learns of STOP_SENDING.)
+        if id == CONTROL_STREAM_ID && out.written == out.data.len() && !out.fin {
+            return;
+        }
         let result = quic.stream_send(id, &out.data[out.written..], out.fin);
         let n = match result {
             Ok(n) => n,
