@@ -275,8 +275,8 @@ export function w10Checks(rows: W10Row[]): Check[] {
 export function w10Table(P: Params, rows: W10Row[]): string[] {
   const lines = [
     `W10: one ${P.w10Bytes / 1024 / 1024} MiB download through a user-space relay, median of ${P.w10Rounds} round(s)`,
-    '| link | server | goodput MB/s | body goodput MB/s | seconds | until the response head s | relay drops (loss / queue) | server CPU s/GiB | failed |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| link | server | goodput MB/s | body goodput MB/s | seconds | until the response head s | relay drops (loss / queue) | relay delay late, mean / p99 ms | server CPU s/GiB | failed |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const [link, rules] of Object.entries(W10_LINKS)) {
     for (const variant of [...new Set(rows.filter((t) => t.link === link).map((t) => t.variant))]) {
@@ -285,7 +285,8 @@ export function w10Table(P: Params, rows: W10Row[]): string[] {
       const m = (f: (t: W10Row) => number) => median(ok.map(f));
       lines.push(
         `| ${rules.title} | ${variant} | ${m((t) => t.mb_per_s).toFixed(2)} | ${m(bodyGoodput).toFixed(2)} | ${m((t) => t.seconds).toFixed(2)} | ${m((t) => t.head_seconds).toFixed(3)} | ` +
-          `${m((t) => t.loss_drops)} / ${m((t) => t.queue_drops)} | ${m((t) => t.cpu_s_per_gib).toFixed(2)} | ${failed} |`,
+          `${m((t) => t.loss_drops)} / ${m((t) => t.queue_drops)} | ${m((t) => t.relay_late_mean_ms ?? NaN).toFixed(2)} / ${m((t) => t.relay_late_p99_ms ?? NaN).toFixed(1)} | ` +
+          `${m((t) => t.cpu_s_per_gib).toFixed(2)} | ${failed} |`,
       );
     }
   }

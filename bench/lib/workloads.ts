@@ -49,7 +49,16 @@ export const W10_LINKS: Record<string, LinkRules & { title: string; rateMbps?: n
   bottleneck: { title: '100 Mbit/s bottleneck, 20 ms RTT, 1-BDP drop-tail queue', delayMs: 10, rateMbps: 100 },
 };
 export const W10_CADDY = 'caddy (file_server)';
-export type W10Row = Transfer & { variant: string; link: string; round: number; queue_drops: number; loss_drops: number };
+export type W10Row = Transfer & {
+  variant: string;
+  link: string;
+  round: number;
+  queue_drops: number;
+  loss_drops: number;
+  /** How late the relay's delay timers fired (its own fidelity), mean and p99 over the transfer's datagrams. */
+  relay_late_mean_ms: number;
+  relay_late_p99_ms: number;
+};
 
 const warm = (n: number, extra: string[] = []) => ['-conns', '1', '-streams', '20', '-requests', String(n), ...extra];
 const post4096 = ['-method', 'POST', '-body', '4096'];
@@ -322,14 +331,16 @@ export class Workloads {
    * the user-space impairment relay (test/helpers/impaired-link.ts, run in
    * this harness process), per link, this server (createSecureServer) and
    * Caddy's file_server alternating, each started fresh per round.
+   * `only`: one link's name (bench/tools/w10.ts --link); every link without it.
    */
-  async w10() {
+  async w10(only?: string) {
     const P = this.P;
     const file = w8File(P.w10Bytes);
     const servers: Array<[string, () => Promise<Server & { port: number }>]> = [];
     if (this.hasCompat) servers.push([COMPAT, () => startH3NodeCompat(this.h3, file)]);
     servers.push([W10_CADDY, () => startCaddyW8(file)]);
     for (const [link, rules] of Object.entries(W10_LINKS)) {
+      if (only !== undefined && link !== only) continue;
       for (let round = 1; round <= P.w10Rounds; round++) {
         for (const [variant, start] of servers) {
           let s: Server & { port: number };
@@ -344,11 +355,24 @@ export class Workloads {
           const t = await transfer(s, `https://127.0.0.1:${relay.port}/file`, 'download', 'h3', P.w10Bytes, P.w10TimeoutS);
           relay.close();
           await stopServer(s);
-          const row = { ...t, variant, link, round, queue_drops: relay.dropped.queueFull, loss_drops: relay.dropped.toClient + relay.dropped.toServer };
+          const late = relay.lateness();
+          const row = {
+            ...t,
+            variant,
+            link,
+            round,
+            queue_drops: relay.dropped.queueFull,
+            loss_drops: relay.dropped.toClient + relay.dropped.toServer,
+            relay_late_mean_ms: late.meanMs,
+            relay_late_p99_ms: late.p99Ms,
+          };
           this.w10Rows.push(row);
           log(
             `  W10 ${link.padEnd(10)} ${variant.padEnd(28)} ` +
-              (t.error ? `FAILED: ${t.error}` : `${t.mb_per_s.toFixed(2).padStart(6)} MB/s  ${t.seconds.toFixed(2)} s  relay dropped ${row.loss_drops} (loss) + ${row.queue_drops} (queue full)`),
+              (t.error
+                ? `FAILED: ${t.error}`
+                : `${t.mb_per_s.toFixed(2).padStart(6)} MB/s  ${t.seconds.toFixed(2)} s  relay dropped ${row.loss_drops} (loss) + ${row.queue_drops} (queue full); ` +
+                  `its delay late by ${late.meanMs.toFixed(2)} ms mean, ${late.p99Ms.toFixed(1)} ms p99, ${late.maxMs.toFixed(1)} ms max`),
           );
         }
       }

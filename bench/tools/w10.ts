@@ -1,7 +1,7 @@
 // W10 alone (issue 14's goodput over impaired links), for working on
 // pacing and loss recovery without the full run: the same servers, relay,
 // client and cores as `npm run bench`, then W10's table and checks.
-//   node --import tsx bench/tools/w10.ts [--rounds 3]
+//   node --import tsx bench/tools/w10.ts [--rounds 3] [--link lossy|bottleneck]
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stopAll } from '../../test/helpers/process';
@@ -12,11 +12,11 @@ import { w10Checks, w10Table } from '../lib/report';
 import { Workloads } from '../lib/workloads';
 
 async function main() {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' } } });
+  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, link: { type: 'string' } } });
   const P = { ...parameters(false), w10Rounds: Number(values.rounds) };
   fs.mkdirSync(WORK, { recursive: true });
   const run = new Workloads(P, await currentBuild());
-  await run.w10();
+  await run.w10(values.link);
   log('');
   for (const line of w10Table(P, run.w10Rows)) log(line);
   for (const c of w10Checks(run.w10Rows)) log(`- ${c.id} ${c.what}: ${c.value.toFixed(2)}${c.unit ? ` ${c.unit}` : 'x'} (target ${c.kind === 'min' ? '>=' : '<='} ${c.target})`);

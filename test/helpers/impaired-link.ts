@@ -51,6 +51,12 @@ export interface ImpairedLink {
    * three times received at any moment in that span (0 or less: within it).
    */
   readonly amplification: { received: number; sent: number; worstExcess: number };
+  /**
+   * The relay's own fidelity: how much later than its rule said a delayed
+   * datagram left (ms; timers fire at a millisecond or later, and later
+   * still when this process waits for a core), over every delayed datagram.
+   */
+  lateness(): { count: number; meanMs: number; p99Ms: number; maxMs: number };
   close(): void;
 }
 
@@ -73,10 +79,23 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
   let closed = false;
   // Every send goes through here, so nothing reaches a socket after close():
   // a reordered datagram's timer or the bottleneck's can fire after it.
+  // Lateness in 0.1 ms steps up to 100 ms, the last bucket holding the rest.
+  const late = new Uint32Array(1001);
+  let lateSum = 0;
+  let lateMax = 0;
   const later = (send: () => void) => {
     if (closed) return;
-    if (delay > 0) setTimeout(() => !closed && send(), delay);
-    else send();
+    if (delay > 0) {
+      const due = nowMs() + delay;
+      setTimeout(() => {
+        if (closed) return;
+        const by = Math.max(0, nowMs() - due);
+        late[Math.min(1000, Math.floor(by * 10))]++;
+        lateSum += by;
+        lateMax = Math.max(lateMax, by);
+        send();
+      }, delay);
+    } else send();
   };
   const corrupt = (msg: Buffer) => {
     if (!rules.corrupt || Math.random() >= rules.corrupt) return msg;
@@ -157,6 +176,20 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
     dropped,
     impaired,
     amplification,
+    lateness: () => {
+      let count = 0;
+      for (const n of late) count += n;
+      let seen = 0;
+      let p99 = 0;
+      for (let i = 0; i < late.length; i++) {
+        seen += late[i];
+        if (seen >= 0.99 * count) {
+          p99 = i / 10;
+          break;
+        }
+      }
+      return { count, meanMs: count ? lateSum / count : 0, p99Ms: p99, maxMs: lateMax };
+    },
     close: () => {
       closed = true;
       if (rebindTimer) clearInterval(rebindTimer);
