@@ -285,7 +285,7 @@ export function w10Table(P: Params, rows: W10Row[]): string[] {
       const m = (f: (t: W10Row) => number) => median(ok.map(f));
       lines.push(
         `| ${rules.title} | ${variant} | ${m((t) => t.mb_per_s).toFixed(2)} | ${m(bodyGoodput).toFixed(2)} | ${m((t) => t.seconds).toFixed(2)} | ${m((t) => t.head_seconds).toFixed(3)} | ` +
-          `${m((t) => t.loss_drops)} / ${m((t) => t.queue_drops)} | ${m((t) => t.relay_late_mean_ms ?? NaN).toFixed(2)} / ${m((t) => t.relay_late_p99_ms ?? NaN).toFixed(1)} | ` +
+          `${m((t) => t.loss_drops)} / ${m((t) => t.queue_drops)} | ${m((t) => t.relay_late_mean_ms).toFixed(2)} / ${m((t) => t.relay_late_p99_ms).toFixed(1)} | ` +
           `${m((t) => t.cpu_s_per_gib).toFixed(2)} | ${failed} |`,
       );
     }

@@ -77,12 +77,12 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
   let firstClientAt = 0;
   let client: { address: string; port: number } | undefined;
   let closed = false;
-  // Every send goes through here, so nothing reaches a socket after close():
-  // a reordered datagram's timer or the bottleneck's can fire after it.
   // Lateness in 0.1 ms steps up to 100 ms, the last bucket holding the rest.
   const late = new Uint32Array(1001);
   let lateSum = 0;
   let lateMax = 0;
+  // Every send goes through here, so nothing reaches a socket after close():
+  // a reordered datagram's timer or the bottleneck's can fire after it.
   const later = (send: () => void) => {
     if (closed) return;
     if (delay > 0) {
