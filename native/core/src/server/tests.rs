@@ -710,7 +710,7 @@ fn a_path_the_client_moves_to_gets_no_datagram_over_its_max_udp_payload_size() {
 /// A connection whose client went silent with the congestion window full:
 /// quiche holds its CONNECTION_CLOSE until a PTO lets it out. Shutting
 /// down (gracefully, past the drain deadline, or at once) must then wait,
-/// not take turn after turn: the loop spun at 30,000 turns a second for the
+/// not take turn after turn: the loop spun at about 200,000 turns a second for the
 /// half second before the end (seen in a qlog of the interop runner's
 /// handshakeloss case, 0-length writes to the control stream each turn).
 fn shutdown_waits_for_a_held_close(mode: u8) {
