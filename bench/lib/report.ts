@@ -9,8 +9,9 @@ import type { Comparison } from './baseline';
 import type { Measured } from './clients';
 import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
+import { FIRST_DATAGRAM_BYTES, slowStartCeiling } from './slow-start-ceiling';
 import { W9Row, w9Checks, w9Table } from './w9';
-import { COMPAT, H2_COMPAT, NATIVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
+import { COMPAT, H2_COMPAT, NATIVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
 import { W11Row, w11Checks, w11Table } from './w11';
 
 export const median = (xs: number[]) => {
@@ -268,6 +269,41 @@ export function w10Checks(rows: W10Row[]): Check[] {
     check('W10', 'goodput at a 100 Mbit/s bottleneck, share of the link (body, from its first byte)', (100 * w10Goodput(rows, COMPAT, 'bottleneck', bodyGoodput)) / link, 'min', 90, '%'),
     extraView(check('W10', 'the same over the whole transfer, handshake included', (100 * w10Goodput(rows, COMPAT, 'bottleneck')) / link, 'min', 90, '%')),
     extraView(check('W10', 'goodput at the bottleneck vs Caddy', w10Goodput(rows, COMPAT, 'bottleneck') / w10Goodput(rows, W10_CADDY, 'bottleneck'), 'min', 1.0)),
+    extraView(
+      check('W10', `share of the link (body) with initialWindow ${W10_IW}, as quic-go and Chromium start`, (100 * w10Goodput(rows, W10_COMPAT_IW, 'bottleneck', bodyGoodput)) / link, 'min', 90, '%'),
+    ),
+  ];
+}
+
+/**
+ * The bottleneck share a perfect sender could reach (bench/lib/slow-start-ceiling.ts),
+ * from RFC 9002's initial window and from 32 packets, at the framing
+ * efficiency measured on the h3-node rows (body bytes over the bytes the
+ * relay delivered). A model: printed beside the measured shares, not a check.
+ */
+function w10CeilingLines(rows: W10Row[]): string[] {
+  const rules = W10_LINKS.bottleneck;
+  const ok = rows.filter((t) => t.link === 'bottleneck' && t.variant.startsWith('h3-node') && !t.error && t.delivered_bytes > 0);
+  if (ok.length === 0) return [];
+  const efficiency = median(ok.map((t) => t.bytes / t.delivered_bytes));
+  const linkBytesPerS = ((rules.rateMbps ?? NaN) * 1e6) / 8;
+  const share = (packets: number) =>
+    (100 *
+      slowStartCeiling({
+        bytes: ok[0].bytes,
+        linkBytesPerS,
+        rttS: (2 * (rules.delayMs ?? 0)) / 1000,
+        initialWindowBytes: packets * FIRST_DATAGRAM_BYTES,
+        efficiency,
+      })) /
+    linkBytesPerS;
+  const measured = (variant: string) => ((100 * w10Goodput(rows, variant, 'bottleneck', bodyGoodput) * 1e6) / linkBytesPerS).toFixed(1);
+  return [
+    `- Ceiling at the bottleneck (a model, not a measurement): a sender that loses nothing, doubling its window every round trip until it fills the link, ` +
+      `at the framing efficiency measured here (${(100 * efficiency).toFixed(1)} % of the bytes delivered are body), reaches ` +
+      `${share(10).toFixed(1)} % of the link by the body measure from an initial window of 10 packets of ${FIRST_DATAGRAM_BYTES} bytes (RFC 9002 section 7.2), ` +
+      `${share(W10_IW).toFixed(1)} % from ${W10_IW} packets (quic-go's and Chromium's). Measured: h3-node ${measured(COMPAT)} % (10 packets), ` +
+      `${measured(W10_COMPAT_IW)} % (initialWindow ${W10_IW}), Caddy ${measured(W10_CADDY)} % (quic-go: 32 packets).`,
   ];
 }
 
@@ -291,6 +327,7 @@ export function w10Table(P: Params, rows: W10Row[]): string[] {
     }
   }
   for (const t of rows.filter((x) => x.error)) lines.push(`- W10 ${t.link} ${t.variant} round ${t.round} failed: ${t.error}`);
+  lines.push(...w10CeilingLines(rows));
   return lines;
 }
 

@@ -136,10 +136,11 @@ export function hasCreateSecureServer(build: H3NodeBuild): boolean {
 }
 
 /** A launcher taking `<port> <cert> <key> [<file>]` (the compat servers, W8's), run in `root` (whose dist/ it loads). */
-async function startWithFile(name: string, what: string, script: string, file?: string, root = ROOT): Promise<Server & { port: number }> {
+async function startWithFile(name: string, what: string, script: string, file?: string, root = ROOT, env?: NodeJS.ProcessEnv): Promise<Server & { port: number }> {
   const p = port();
   const child = startPinned(SERVER_CORE, process.execPath, [script, String(p), CERT, KEY, ...(file ? [file] : [])], {
     cwd: root,
+    env,
     stderrFile: stderrLog(what),
     label: what,
   });
@@ -150,6 +151,13 @@ async function startWithFile(name: string, what: string, script: string, file?: 
 /** bench/servers/h3-node-compat.mjs: W1/W3's routes and W8's through createSecureServer (compat-app.mjs). */
 export function startH3NodeCompat(build: H3NodeBuild, file?: string) {
   return startWithFile('h3-node (createSecureServer)', 'h3-node-compat', 'bench/servers/h3-node-compat.mjs', file, build.root);
+}
+
+/** The same with the `initialWindow` option (W10: the option's effect, measured beside the default). */
+export function startH3NodeCompatWithInitialWindow(build: H3NodeBuild, packets: number, file: string) {
+  return startWithFile(`h3-node (createSecureServer, initialWindow ${packets})`, 'h3-node-compat-iw', 'bench/servers/h3-node-compat.mjs', file, build.root, {
+    H3_BENCH_INITIAL_WINDOW: String(packets),
+  });
 }
 
 /** bench/servers/h3-node-stream.mjs: W8 on the RequestStream interface under createSecureServer. */

@@ -17,6 +17,7 @@ import {
   sleep,
   startCaddy,
   startCaddyW8,
+  startH3NodeCompatWithInitialWindow,
   startH3Node,
   startH3NodeCompat,
   startH3NodeStream,
@@ -49,12 +50,17 @@ export const W10_LINKS: Record<string, LinkRules & { title: string; rateMbps?: n
   bottleneck: { title: '100 Mbit/s bottleneck, 20 ms RTT, 1-BDP drop-tail queue', delayMs: 10, rateMbps: 100 },
 };
 export const W10_CADDY = 'caddy (file_server)';
+/** W10's extra server on the bottleneck: createSecureServer starting at quic-go's and Chromium's window. */
+export const W10_IW = 32;
+export const W10_COMPAT_IW = `h3-node (createSecureServer, initialWindow ${W10_IW})`;
 export type W10Row = Transfer & {
   variant: string;
   link: string;
   round: number;
   queue_drops: number;
   loss_drops: number;
+  /** UDP payload bytes the relay passed on to the client (the framing efficiency's denominator). */
+  delivered_bytes: number;
   /** How late the relay's delay timers fired (its own fidelity), mean and p99 over the transfer's datagrams. */
   relay_late_mean_ms: number;
   relay_late_p99_ms: number;
@@ -341,8 +347,10 @@ export class Workloads {
     servers.push([W10_CADDY, () => startCaddyW8(file)]);
     for (const [link, rules] of Object.entries(W10_LINKS)) {
       if (only !== undefined && link !== only) continue;
+      const linkServers = [...servers];
+      if (link === 'bottleneck' && this.hasCompat) linkServers.push([W10_COMPAT_IW, () => startH3NodeCompatWithInitialWindow(this.h3, W10_IW, file)]);
       for (let round = 1; round <= P.w10Rounds; round++) {
-        for (const [variant, start] of servers) {
+        for (const [variant, start] of linkServers) {
           let s: Server & { port: number };
           try {
             s = await start();
@@ -362,6 +370,7 @@ export class Workloads {
             link,
             round,
             queue_drops: relay.dropped.queueFull,
+            delivered_bytes: relay.delivered.toClientBytes,
             loss_drops: relay.dropped.toClient + relay.dropped.toServer,
             relay_late_mean_ms: late.meanMs,
             relay_late_p99_ms: late.p99Ms,

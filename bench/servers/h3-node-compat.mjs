@@ -17,10 +17,12 @@ if (typeof createSecureServer !== 'function') {
 
 const [portArg = '4433', cert, key, file] = process.argv.slice(2);
 // PEM text, as a node:http2 program passes it.
-// For experiments only (the bench sets neither): H3_BENCH_CC=cubic|reno|bbr2, H3_BENCH_PACING=0.
+// For experiments: H3_BENCH_CC=cubic|reno|bbr2, H3_BENCH_PACING=0 (the bench
+// sets neither); H3_BENCH_INITIAL_WINDOW=<packets> (W10's extra row).
 const transport = {
   ...(process.env.H3_BENCH_CC ? { congestionControl: process.env.H3_BENCH_CC } : {}),
   ...(process.env.H3_BENCH_PACING === '0' ? { pacing: false } : {}),
+  ...(process.env.H3_BENCH_INITIAL_WINDOW ? { initialWindow: Number(process.env.H3_BENCH_INITIAL_WINDOW) } : {}),
 };
 const server = createSecureServer({ cert: fs.readFileSync(cert), key: fs.readFileSync(key), ...transport }, createApp(file));
 server.on('error', (e) => {

@@ -2,7 +2,7 @@
 // runs it (the package's bin).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createServer } from '../lib/server';
-import { CONGESTION_CONTROLS, RETRY_MODES } from '../lib/transport-options';
+import { CONGESTION_CONTROLS, INITIAL_WINDOW, RETRY_MODES } from '../lib/transport-options';
 import type { CongestionControl, RetryMode } from '../lib/transport-options';
 import { withDevHooks } from '../lib/dev-hooks';
 import { DEMO_IDENTITY_WARNING } from '../lib/identity';
@@ -68,6 +68,7 @@ async function main(argv: string[]): Promise<void> {
   program
     .addOption(new Option('--cc <name>', 'congestion control').choices([...CONGESTION_CONTROLS]).default('cubic'))
     .option('--no-pacing', "send each loop turn's packets at once instead of at the times quiche's pacer gives them")
+    .option('--initial-window <packets>', `congestion window a connection starts with, ${INITIAL_WINDOW.min}-${INITIAL_WINDOW.max} packets (default 10, RFC 9002)`, parseInitialWindow)
     .addOption(
       new Option('--retry <mode>', 'address validation: Retry always, never, or once 128 handshakes are under way at once').choices([...RETRY_MODES]).default('auto'),
     );
@@ -89,6 +90,7 @@ async function main(argv: string[]): Promise<void> {
       key?: string;
       cc: CongestionControl;
       pacing: boolean;
+      initialWindow?: number;
       retry: RetryMode;
       workers: number;
       devPanicOnPath?: string;
@@ -112,6 +114,7 @@ async function main(argv: string[]): Promise<void> {
       ...limits,
       congestionControl: opts.cc,
       pacing: opts.pacing,
+      initialWindow: opts.initialWindow,
       retry: opts.retry,
       workers: opts.workers,
       cert: opts.cert,
@@ -185,6 +188,14 @@ function workerSteeringNote(server: { workerStats(): { steering: string; steerin
 }
 
 /** The --workers count: an integer from 1 to 64. */
+function parseInitialWindow(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < INITIAL_WINDOW.min || n > INITIAL_WINDOW.max) {
+    throw new InvalidArgumentError(`must be an integer from ${INITIAL_WINDOW.min} to ${INITIAL_WINDOW.max}`);
+  }
+  return n;
+}
+
 function parseWorkers(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 1 || n > 64) throw new InvalidArgumentError('must be an integer from 1 to 64');

@@ -233,6 +233,11 @@ export interface NativeOptions {
   /** Send packets at the times quiche's pacer gives them (default true). */
   pacing?: boolean
   /**
+   * The congestion window a connection starts with, in packets (2-128;
+   * default 10, RFC 9002 section 7.2).
+   */
+  initialWindow?: number
+  /**
    * QUIC-LB plaintext connection IDs: the config rotation codepoint
    * (0-6) and this server's ID (1-15 bytes); both or neither.
    */

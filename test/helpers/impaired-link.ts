@@ -40,6 +40,8 @@ export interface ImpairedLink {
   readonly port: number;
   /** Server-to-client datagrams: arrival time at the relay (ms, hrtime), size, and whether a long header opens it. */
   readonly fromServer: { at: number; size: number; long: boolean }[];
+  /** UDP payload bytes the relay passed on to the client (after every rule). */
+  readonly delivered: { toClientBytes: number };
   /** Datagrams dropped by the loss rule, and by the bottleneck's full queue. */
   readonly dropped: { toServer: number; toClient: number; queueFull: number };
   /** What the other rules did: datagrams corrupted, reordered and lost in the blackhole; rebindings made. */
@@ -109,9 +111,12 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
     impaired.blackholed++;
     return true;
   };
+  const delivered = { toClientBytes: 0 };
   const toClient = reorderer(rules.reorder, impaired, (msg: Buffer) => {
     const to = client;
-    if (to) later(() => front.send(msg, to.port, to.address));
+    if (!to) return;
+    delivered.toClientBytes += msg.length;
+    later(() => front.send(msg, to.port, to.address));
   });
   const toServer = reorderer(rules.reorder, impaired, (msg: Buffer) => later(() => back.send(msg, serverPort, '127.0.0.1')));
   const bottleneck = rules.rateMbps ? new Bottleneck(rules.rateMbps, rules.queueBytes ?? Math.max(64 * 1024, (rules.rateMbps * 125 * 2 * delay) | 0), toClient, dropped) : undefined;
@@ -173,6 +178,7 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
   return {
     port: (front.address() as AddressInfo).port,
     fromServer,
+    delivered,
     dropped,
     impaired,
     amplification,

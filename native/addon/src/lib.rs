@@ -70,6 +70,9 @@ pub struct NativeOptions {
     pub congestion_control: Option<String>,
     /// Send packets at the times quiche's pacer gives them (default true).
     pub pacing: Option<bool>,
+    /// The congestion window a connection starts with, in packets (2-128;
+    /// default 10, RFC 9002 section 7.2).
+    pub initial_window: Option<u32>,
     /// QUIC-LB plaintext connection IDs: the config rotation codepoint
     /// (0-6) and this server's ID (1-15 bytes); both or neither.
     pub quic_lb_config_id: Option<u32>,
@@ -290,6 +293,14 @@ pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Bu
         ),
         _ => return Err(Error::from_reason("quicLb needs both configId and serverId")),
     };
+    let initial_window_packets = match options.initial_window {
+        None => d.initial_window_packets,
+        Some(n) if h3core::config::INITIAL_WINDOW_RANGE.contains(&(n as usize)) => n as usize,
+        Some(n) => {
+            let r = h3core::config::INITIAL_WINDOW_RANGE;
+            return Err(Error::from_reason(format!("initialWindow must be {} to {} packets, got {n}", r.start(), r.end())));
+        }
+    };
     let retry = match options.retry.as_deref() {
         None | Some("auto") => RetryMode::Auto {
             half_open: options.retry_threshold.map_or(h3core::retry::AUTO_THRESHOLD, |t| t as usize),
@@ -351,6 +362,7 @@ pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Bu
         stateless_reset_key,
         congestion_control: options.congestion_control.unwrap_or(d.congestion_control),
         pacing: options.pacing.unwrap_or(d.pacing),
+        initial_window_packets,
         quic_lb,
         retry,
         retry_key,

@@ -12,6 +12,12 @@ pub const SEND_LIMIT_V4: usize = 1472;
 /// Largest UDP payload sent over IPv6: a 1500-byte packet (40 + 8 bytes).
 pub const SEND_LIMIT_V6: usize = 1452;
 
+/// RFC 9002 section 7.2's initial window, in packets: the default.
+pub const INITIAL_WINDOW_PACKETS: usize = 10;
+/// The range `initial_window_packets` may take: RFC 9002's minimum window
+/// (2 packets) up to 128, well past the 32 quic-go and Chromium start with.
+pub const INITIAL_WINDOW_RANGE: std::ops::RangeInclusive<usize> = 2..=128;
+
 /// The send limit for a peer: IPv6 headers are 20 bytes longer.
 pub fn send_limit(peer: std::net::SocketAddr) -> usize {
     match peer {
@@ -68,6 +74,9 @@ pub struct Options {
     pub congestion_control: String,
     /// Packets leave at the times quiche's pacer gives them.
     pub pacing: bool,
+    /// The congestion window a connection starts with, in packets of the
+    /// path's datagram size (RFC 9002 section 7.2 recommends 10).
+    pub initial_window_packets: usize,
     /// Connection IDs in the QUIC-LB plaintext format (connection_ids.rs);
     /// None: random.
     pub quic_lb: Option<crate::connection_ids::QuicLb>,
@@ -118,6 +127,7 @@ impl Default for Options {
             stateless_reset_key: None,
             congestion_control: "cubic".into(),
             pacing: true,
+            initial_window_packets: INITIAL_WINDOW_PACKETS,
             quic_lb: None,
             retry: crate::retry::RetryMode::Auto { half_open: crate::retry::AUTO_THRESHOLD },
             retry_key: None,
@@ -196,6 +206,7 @@ impl Options {
         c.set_cc_algorithm_name(&self.congestion_control)
             .map_err(|_| ListenError::CongestionControl { name: self.congestion_control.clone() })?;
         c.enable_pacing(self.pacing);
+        c.set_initial_congestion_window_packets(self.initial_window_packets);
         // Resumption across processes, restarts and workers: the ticket
         // secret (set above) gives every server that shares it the same
         // rotating keys.

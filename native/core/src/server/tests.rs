@@ -393,6 +393,26 @@ fn a_paced_window_grows_in_slow_start_as_an_unpaced_one_does() {
 }
 
 #[test]
+fn a_connection_starts_with_the_initial_window_it_is_given() {
+    // The window right after the handshake: the initial window plus what the
+    // handshake's acknowledged packets added in slow start (a few KB).
+    let cwnd_after_handshake = |packets: Option<usize>| {
+        let mut opts = options(false, false);
+        if let Some(n) = packets {
+            opts.initial_window_packets = n;
+        }
+        let (mut server, _, _, _, _) = connected_until(opts, |c| c.is_established());
+        let id = server.table.ids()[0];
+        let cwnd = server.table.get_mut(id).unwrap().quic.path_stats().find(|p| p.active).unwrap().cwnd;
+        cwnd
+    };
+    let default = cwnd_after_handshake(None);
+    let large = cwnd_after_handshake(Some(32));
+    assert!((10 * 1350..20 * 1350).contains(&default), "default (10 packets): {default} bytes");
+    assert!((32 * 1350..42 * 1350).contains(&large), "32 packets: {large} bytes");
+}
+
+#[test]
 fn an_unknown_congestion_controller_is_refused_at_listen() {
     let mut opts = options(false, false);
     opts.congestion_control = "vegas".into();
