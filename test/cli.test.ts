@@ -41,7 +41,7 @@ describe('CLI (node dist/cli.js)', function () {
   it('--help explains every option', async () => {
     const { code, stdout } = await runCli(['--help']);
     assert.equal(code, 0);
-    for (const opt of ['--profile', '--port', '--host', '--cert', '--key', '--workers', '--help']) assert.ok(stdout.includes(opt), opt);
+    for (const opt of ['--profile', '--port', '--host', '--cert', '--key', '--workers', '--cc', '--no-pacing', '--initial-window', '--retry', '--help']) assert.ok(stdout.includes(opt), opt);
   });
 
   it('a port already in use ends with a one-line error and a non-zero exit', async () => {
