@@ -187,7 +187,7 @@ function workerSteeringNote(server: { workerStats(): { steering: string; steerin
   return stats.steering === 'ebpf' ? 'connection ID in the kernel (eBPF)' : `forwarding between workers (${stats.steeringReason})`;
 }
 
-/** The --workers count: an integer from 1 to 64. */
+/** The --initial-window count: whole packets within the core's range. */
 function parseInitialWindow(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < INITIAL_WINDOW.min || n > INITIAL_WINDOW.max) {
@@ -196,6 +196,7 @@ function parseInitialWindow(value: string): number {
   return n;
 }
 
+/** The --workers count: an integer from 1 to 64. */
 function parseWorkers(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 1 || n > 64) throw new InvalidArgumentError('must be an integer from 1 to 64');
