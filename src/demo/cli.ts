@@ -2,7 +2,7 @@
 // runs it (the package's bin).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createServer } from '../lib/server';
-import { CONGESTION_CONTROLS, INITIAL_WINDOW, RETRY_MODES } from '../lib/transport-options';
+import { CONGESTION_CONTROLS, initialWindowRange, RETRY_MODES } from '../lib/transport-options';
 import type { CongestionControl, RetryMode } from '../lib/transport-options';
 import { withDevHooks } from '../lib/dev-hooks';
 import { DEMO_IDENTITY_WARNING } from '../lib/identity';
@@ -63,12 +63,17 @@ async function main(argv: string[]): Promise<void> {
     .option('--host <address>', 'local address to bind, IPv4 or IPv6; :: takes both (0.0.0.0 where the host has no IPv6)', '::')
     .option('--cert <path>', 'PEM certificate chain (default: the public demo certificate in certs/)')
     .option('--key <path>', 'PEM private key matching --cert (default: the public demo key)')
-    .option('--workers <integer>', 'serve on this many workers, each a thread with its own I/O thread and socket on the port (1-64)', parseWorkers, 1);
+    .option('--workers <integer>', 'serve on this many workers, each a thread with its own I/O thread and socket on the port (1-64)', integerFrom(1, 64), 1);
   for (const [flag, , help] of LIMIT_FLAGS) program.option(flag, help, parseCount);
+  const initialWindow = initialWindowRange();
   program
     .addOption(new Option('--cc <name>', 'congestion control').choices([...CONGESTION_CONTROLS]).default('cubic'))
     .option('--no-pacing', "send each loop turn's packets at once instead of at the times quiche's pacer gives them")
-    .option('--initial-window <packets>', `congestion window a connection starts with, ${INITIAL_WINDOW.min}-${INITIAL_WINDOW.max} packets (default 10, RFC 9002)`, parseInitialWindow)
+    .option(
+      '--initial-window <packets>',
+      `congestion window a connection starts with, ${initialWindow.min}-${initialWindow.max} packets (default ${initialWindow.default}, RFC 9002)`,
+      integerFrom(initialWindow.min, initialWindow.max),
+    )
     .addOption(
       new Option('--retry <mode>', 'address validation: Retry always, never, or once 128 handshakes are under way at once').choices([...RETRY_MODES]).default('auto'),
     );
@@ -187,20 +192,13 @@ function workerSteeringNote(server: { workerStats(): { steering: string; steerin
   return stats.steering === 'ebpf' ? 'connection ID in the kernel (eBPF)' : `forwarding between workers (${stats.steeringReason})`;
 }
 
-/** The --initial-window count: whole packets within the core's range. */
-function parseInitialWindow(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < INITIAL_WINDOW.min || n > INITIAL_WINDOW.max) {
-    throw new InvalidArgumentError(`must be an integer from ${INITIAL_WINDOW.min} to ${INITIAL_WINDOW.max}`);
-  }
-  return n;
-}
-
-/** The --workers count: an integer from 1 to 64. */
-function parseWorkers(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > 64) throw new InvalidArgumentError('must be an integer from 1 to 64');
-  return n;
+/** A parser for an integer flag within [min, max] (--workers, --initial-window). */
+function integerFrom(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    return n;
+  };
 }
 
 /** What the wildcard bind covers: `::` takes IPv4 and IPv6 clients, or fell back to IPv4 alone. */

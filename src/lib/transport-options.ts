@@ -4,6 +4,7 @@
 // once here; checked here, so a mistake is a TypeError naming the option;
 // handed to the addon by addonTransportOptions.
 
+import { addon } from '../native/binding';
 import { WORKER_STEERINGS } from './workers';
 import type { WorkerOptions } from './workers';
 
@@ -169,13 +170,17 @@ function rotationOf(v: unknown): number | undefined {
   return v as number;
 }
 
-/** The range initialWindow takes (the core's INITIAL_WINDOW_RANGE). */
-export const INITIAL_WINDOW = { min: 2, max: 128 } as const;
+/** The range initialWindow takes and its default, as the core defines them. */
+export function initialWindowRange(): { min: number; max: number; default: number } {
+  const l = addon().limits();
+  return { min: l.initialWindowMin, max: l.initialWindowMax, default: l.defaultInitialWindow };
+}
 
 function initialWindowOf(v: unknown): number | undefined {
   if (v === undefined) return undefined;
-  if (!Number.isInteger(v) || (v as number) < INITIAL_WINDOW.min || (v as number) > INITIAL_WINDOW.max) {
-    throw new TypeError(`initialWindow must be a whole number of packets from ${INITIAL_WINDOW.min} to ${INITIAL_WINDOW.max}, got ${JSON.stringify(v)}`);
+  const { min, max } = initialWindowRange();
+  if (!Number.isInteger(v) || (v as number) < min || (v as number) > max) {
+    throw new TypeError(`initialWindow must be a whole number of packets from ${min} to ${max}, got ${JSON.stringify(v)}`);
   }
   return v as number;
 }

@@ -189,6 +189,10 @@ export interface NativeLimits {
   defaultBodyCredit: number
   defaultMaxFieldSectionSize: number
   defaultHandshakeTimeoutMs: number
+  /** The range `initialWindow` takes, in packets, and its default. */
+  initialWindowMin: number
+  initialWindowMax: number
+  defaultInitialWindow: number
 }
 
 export interface NativeOptions {

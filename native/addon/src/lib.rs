@@ -124,6 +124,10 @@ pub struct NativeLimits {
     pub default_body_credit: u32,
     pub default_max_field_section_size: u32,
     pub default_handshake_timeout_ms: u32,
+    /// The range `initialWindow` takes, in packets, and its default.
+    pub initial_window_min: u32,
+    pub initial_window_max: u32,
+    pub default_initial_window: u32,
 }
 
 #[napi]
@@ -136,6 +140,9 @@ pub fn limits() -> NativeLimits {
         default_body_credit: d.body_credit as u32,
         default_max_field_section_size: d.max_field_section_size as u32,
         default_handshake_timeout_ms: d.handshake_timeout_ms as u32,
+        initial_window_min: *h3core::config::INITIAL_WINDOW_RANGE.start() as u32,
+        initial_window_max: *h3core::config::INITIAL_WINDOW_RANGE.end() as u32,
+        default_initial_window: d.initial_window_packets as u32,
     }
 }
 
