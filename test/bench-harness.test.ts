@@ -1,6 +1,6 @@
-// The benchmark's own pieces (bench/): the bench-only native handlers must
-// answer exactly what the TypeScript profiles answer, or W6 compares
-// different work; and the quiche datagram counter W7 checks against must
+// The benchmark's own pieces (bench/): the bench-only native handlers and
+// the boundary floor must answer exactly what the TypeScript profiles
+// answer, or W6 compares different work; and the quiche datagram counter W7 checks against must
 // match what Profile B counts. Real UDP, aioquic as the client.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -12,6 +12,7 @@ import { profileA, profileC } from '../src/demo/profiles';
 import { createProfileB } from '../src/demo/profiles/profile-b';
 import { b64, runClient, PlannedRequest, H3Response } from './helpers/h3client';
 import { ROOT } from './helpers/paths';
+import { startProcess } from './helpers/process';
 import { runWt } from './helpers/wt-client';
 import { spread, w2Lines, w2Summary } from '../bench/lib/report';
 import type { Row } from '../bench/lib/workloads';
@@ -92,6 +93,40 @@ describe('benchmark harness pieces', function () {
       ],
     );
     assert.deepEqual(native, ts);
+  });
+
+  it("the boundary floor answers W1's and W3's requests exactly as Profiles A and C do", async () => {
+    const floorAnswers = async (profile: 'a' | 'c', requests: PlannedRequest[]) => {
+      const script = path.join(ROOT, 'bench', 'servers', 'boundary-floor.mjs');
+      const certs = ['demo-cert.pem', 'demo-key.pem'].map((f) => path.join(ROOT, 'certs', f));
+      const child = startProcess(process.execPath, [script, profile, '0', ...certs], { label: 'boundary floor' });
+      try {
+        const { listening } = await child.waitForJson<{ listening: number }>((v) => typeof v.listening === 'number');
+        const result = await runClient(listening, { timeout: 5, requests, sequential: true });
+        return result.responses.map((r: H3Response) => ({
+          status: r.status,
+          body: r.body_text,
+          headers: r.headers.filter(([n]) => n !== ':status').map(([n, v]) => `${n}: ${v}`).sort(),
+        }));
+      } finally {
+        await child.stop();
+      }
+    };
+    const login: PlannedRequest[] = [{ path: '/login' }];
+    const w1 = await floorAnswers('a', login);
+    assert.equal(w1[0].status, 200);
+    assert.deepEqual(w1, await answers(profileA, undefined, login));
+    const body = (n: number) => Buffer.alloc(n, 'x').toString('base64');
+    const counts: PlannedRequest[] = [
+      { method: 'POST', path: '/count', body_b64: body(4096) },
+      { method: 'POST', path: '/count', body_chunks_b64: [body(3000), body(1000)] },
+    ];
+    const w3 = await floorAnswers('c', counts);
+    assert.deepEqual(
+      w3.map((r) => r.body),
+      ['4096\n', '4000\n'],
+    );
+    assert.deepEqual(w3, await answers(profileC, undefined, counts));
   });
 
   it("summarises W2 per round: CPU per fresh connection from schedstat, each h3-node row over Caddy's of the same round, the spread", () => {

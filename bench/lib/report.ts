@@ -11,7 +11,7 @@ import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
 import { FIRST_DATAGRAM_BYTES, slowStartCeiling } from './slow-start-ceiling';
 import { W9Row, w9Checks, w9Table } from './w9';
-import { COMPAT, H2_COMPAT, NATIVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
+import { COMPAT, FLOOR, H2_COMPAT, NATIVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_STREAM, W8Row } from './workloads';
 import { W11Row, w11Checks, w11Table } from './w11';
 
 export const median = (xs: number[]) => {
@@ -77,7 +77,7 @@ export interface RunResults {
 }
 
 /** Medians over the rounds of one workload and server. */
-class Medians {
+export class Medians {
   constructor(private readonly rows: Row[]) {}
 
   of(workload: string, variant: string, key: keyof Measured): number {
@@ -234,6 +234,11 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
     check('W6', 'W3 CPU/req createServer vs native handler', med.cpu('W3', TS) / med.cpu('W3', NATIVE), 'max', 1.4),
     check('W6', 'W1 CPU/req createSecureServer vs native handler', med.cpu('W1', COMPAT) / med.cpu('W1', NATIVE), 'max', 1.4),
     check('W6', 'W3 CPU/req createSecureServer vs native handler', med.cpu('W3', COMPAT) / med.cpu('W3', NATIVE), 'max', 1.4),
+    // The same ratio for the least JavaScript the boundary allows (no API at
+    // all: bench/servers/boundary-floor.mjs). Above 1.4x, no API on this
+    // boundary can meet the targets just above.
+    extraView(check('W6', 'W1 CPU/req boundary floor (least JavaScript, no API) vs native handler', med.cpu('W1', FLOOR) / med.cpu('W1', NATIVE), 'max', 1.4)),
+    extraView(check('W6', 'W3 CPU/req boundary floor (least JavaScript, no API) vs native handler', med.cpu('W3', FLOOR) / med.cpu('W3', NATIVE), 'max', 1.4)),
     check('W7', 'usage.datagrams = quiche', r.w7.usage_datagrams === r.w7.quiche_dgram_recv && r.w7.usage_datagrams > 0 ? 1 : 0, 'min', 1, 'yes'),
     check('W7', '/stats p99 meanwhile', r.w7.stats.p99_ms, 'max', 10, 'ms'),
     // createSecureServer: what the node:http2-shaped API costs over createServer, and against node:http2's own.
@@ -360,6 +365,21 @@ function w8Table(r: RunResults): string[] {
   return lines;
 }
 
+/** W6's floor: what the crossing costs with the least JavaScript, and what each API adds above it. */
+export function floorLines(med: Medians): string[] {
+  const line = (w: string) => {
+    const native = med.cpu(w, NATIVE);
+    const floor = med.cpu(w, FLOOR);
+    if (!Number.isFinite(floor) || !Number.isFinite(native)) return `- Floor, ${w}: not measured`;
+    const above = (v: string, name: string) => `${name} ${(med.cpu(w, v) - floor).toFixed(1)} us`;
+    return (
+      `- Floor, ${w}: the real core with the least JavaScript per request (decode, one fixed answer, submit; no API) costs ${floor.toFixed(1)} us of server CPU ` +
+      `per request, ${(floor / native).toFixed(2)}x the native handler's ${native.toFixed(1)} us; above that floor: ${above(TS, 'createServer')}, ${above(COMPAT, 'createSecureServer')}`
+    );
+  };
+  return [line('W1'), line('W3')];
+}
+
 /** Who sets the pace of W1 and W5 (bench/README.md, "Where the load client sets the pace"): not targets, the evidence next to the two req/s checks. */
 function paceLines(r: RunResults, med: Medians): string[] {
   const { ceiling, w5Native } = r;
@@ -475,7 +495,7 @@ export function report(r: RunResults): void {
       `- W5 ${w.server}: ${w.idle} idle connections: RSS ${(w.rss_before_kib / 1024).toFixed(1)} -> ${(w.rss_idle_kib / 1024).toFixed(1)} MiB ` +
       `= ${w.per_idle_kib.toFixed(1)} KiB per connection; then 64 x 16: ${w.load.rps.toFixed(0)} req/s`,
   );
-  const pace = paceLines(r, med);
+  const pace = [...paceLines(r, med), ...floorLines(med)];
   for (const line of pace) log(line);
   md.push('', ...pace);
   const extra = [

@@ -129,6 +129,23 @@ export async function startNodeHttp2(profile: 'a' | 'c'): Promise<Server & { por
   return { name: 'node-http2', pids: [child.pid], processes: [child], port: p };
 }
 
+/**
+ * bench/servers/boundary-floor.mjs: the real core with the least JavaScript
+ * per request (decode the batch, one fixed answer per request through the
+ * command writer): W6's floor for any API on this boundary.
+ */
+export async function startBoundaryFloor(build: H3NodeBuild, profile: 'a' | 'c'): Promise<Server & { port: number }> {
+  const p = port();
+  const what = `h3-node-floor-${profile}`;
+  const child = startPinned(SERVER_CORE, process.execPath, ['bench/servers/boundary-floor.mjs', profile, String(p), CERT, KEY], {
+    cwd: build.root,
+    stderrFile: stderrLog(what),
+    label: what,
+  });
+  await listening(child, what);
+  return { name: 'h3-node (boundary floor)', pids: [child.pid], processes: [child], port: p };
+}
+
 /** Whether this checkout's build exports createSecureServer (the node:http2-compatible API). */
 export function hasCreateSecureServer(build: H3NodeBuild): boolean {
   const index = path.join(build.root, 'dist/index.js');

@@ -17,6 +17,7 @@ import {
   sleep,
   startCaddy,
   startCaddyW8,
+  startBoundaryFloor,
   startH3NodeCompatWithInitialWindow,
   startH3Node,
   startH3NodeCompat,
@@ -35,6 +36,8 @@ export const TS = 'h3-node (TypeScript)';
 export const NATIVE = 'h3-node (native)';
 /** The node:http2-compatible API (createSecureServer + compat-app.mjs). */
 export const COMPAT = 'h3-node (createSecureServer)';
+/** The real core with the least JavaScript per request (bench/servers/boundary-floor.mjs): no API, W6's floor. */
+export const FLOOR = 'h3-node (boundary floor)';
 /** node:http2's compatibility API running the same listener, loaded with h2load. */
 export const H2_COMPAT = 'node-http2 compat (h2load)';
 /** W8's other servers (the first is COMPAT). */
@@ -137,6 +140,11 @@ export class Workloads {
     return hasCreateSecureServer(this.h3);
   }
 
+  /** Whether the checkout has the floor's launcher (and a native handler to set it beside). */
+  get hasFloor(): boolean {
+    return this.hasNative && fs.existsSync(path.join(this.h3.root, 'bench/servers/boundary-floor.mjs'));
+  }
+
   startH3Node(profile: 'a' | 'b' | 'c', native: boolean): Promise<H3NodeServer> {
     return startH3Node(this.h3, profile, native);
   }
@@ -177,6 +185,11 @@ export class Workloads {
       this.keep('W1', COMPAT, round, await measureW1(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
     }
+    if (this.hasFloor) {
+      const s = await startBoundaryFloor(this.h3, 'a');
+      this.keep('W1', FLOOR, round, await measureW1(P, s, s.port, { exactCpu: true }));
+      await stopServer(s);
+    }
     const h2 = await startNodeHttp2('a');
     await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.warmup);
     this.keep('W1', 'node-http2 (h2load)', round, await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.w1Requests));
@@ -208,6 +221,11 @@ export class Workloads {
     if (this.hasCompat) {
       const s = await startH3NodeCompat(this.h3);
       this.keep('W3', COMPAT, round, await measureW3(P, s, s.port, { exactCpu: true }));
+      await stopServer(s);
+    }
+    if (this.hasFloor) {
+      const s = await startBoundaryFloor(this.h3, 'c');
+      this.keep('W3', FLOOR, round, await measureW3(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
     }
     const c = await startCaddy(true);

@@ -1,0 +1,62 @@
+// W6 alone (issue 17's server CPU per request over the native handler's):
+// W1 and W3 through createServer, createSecureServer, the native handler
+// and the boundary floor (bench/servers/boundary-floor.mjs: the real core
+// with the least JavaScript per request), each started fresh per round in
+// the same order as the full run, server CPU from schedstat for every row.
+// Same cores, client and code as `npm run bench` (bench/lib); writes
+// nothing under bench/results.
+//   node --import tsx bench/tools/w6.ts [--rounds 5]
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { stopAll } from '../../test/helpers/process';
+import { currentBuild } from '../lib/builds';
+import { parameters, WORK } from '../lib/config';
+import { log } from '../lib/log';
+import { floorLines, Medians } from '../lib/report';
+import { Server, startBoundaryFloor, startH3Node, startH3NodeCompat, stopServer } from '../lib/servers';
+import { COMPAT, FLOOR, measureW1, measureW3, NATIVE, Row, TS } from '../lib/workloads';
+
+async function main() {
+  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } });
+  const P = { ...parameters(false), rounds: Number(values.rounds) };
+  if (!Number.isInteger(P.rounds) || P.rounds < 1) throw new Error('--rounds takes a whole number of at least 1');
+  fs.mkdirSync(WORK, { recursive: true });
+  fs.writeFileSync(`${WORK}/body-4096.bin`, Buffer.alloc(4096, 'x'));
+  const h3 = await currentBuild();
+  if (h3.native.kind === 'unavailable') throw new Error(`no native handler: ${h3.native.why}`);
+  const rows: Row[] = [];
+  const servers: Array<[string, (profile: 'a' | 'c') => Promise<Server & { port: number }>]> = [
+    [TS, (profile) => startH3Node(h3, profile, false)],
+    [NATIVE, (profile) => startH3Node(h3, profile, true)],
+    [COMPAT, () => startH3NodeCompat(h3)],
+    [FLOOR, (profile) => startBoundaryFloor(h3, profile)],
+  ];
+  for (let round = 1; round <= P.rounds; round++) {
+    for (const [workload, profile, measure] of [
+      ['W1', 'a', measureW1],
+      ['W3', 'c', measureW3],
+    ] as const) {
+      for (const [variant, start] of servers) {
+        const s = await start(profile);
+        const m = await measure(P, s, s.port, { exactCpu: true });
+        rows.push({ workload, variant, round, ...m });
+        log(`round ${round} ${workload} ${variant.padEnd(30)} ${m.rps.toFixed(0).padStart(6)} req/s  ${(m.cpu_us_per_req_exact ?? NaN).toFixed(2)} us/req`);
+        await stopServer(s);
+      }
+    }
+  }
+  const med = new Medians(rows);
+  log('');
+  for (const w of ['W1', 'W3']) {
+    const native = med.cpu(w, NATIVE);
+    for (const v of [TS, COMPAT, FLOOR]) log(`- W6 ${w} CPU/req ${v} vs native handler: ${(med.cpu(w, v) / native).toFixed(2)}x (${med.cpu(w, v).toFixed(1)} / ${native.toFixed(1)} us)`);
+  }
+  for (const line of floorLines(med)) log(line);
+}
+
+main()
+  .catch((e) => {
+    console.error(`w6: ${(e as Error).stack ?? e}`);
+    process.exitCode = 1;
+  })
+  .finally(() => stopAll());
