@@ -48,6 +48,24 @@ async function answers(profile: typeof profileA, native: 'a' | 'c' | undefined, 
   }
 }
 
+const CERTS = ['demo-cert.pem', 'demo-key.pem'].map((f) => path.join(ROOT, 'certs', f));
+
+/** A bench/servers launcher's answers (it prints `{"listening": port}` when ready). */
+async function launcherAnswers(script: string, args: string[], requests: PlannedRequest[]) {
+  const child = startProcess(process.execPath, [path.join(ROOT, 'bench', 'servers', script), ...args], { label: script });
+  try {
+    const { listening } = await child.waitForJson<{ listening: number }>((v) => typeof v.listening === 'number');
+    const result = await runClient(listening, { timeout: 5, requests, sequential: true });
+    return result.responses.map((r: H3Response) => ({
+      status: r.status,
+      body: r.body_text,
+      headers: r.headers.filter(([n]) => n !== ':status').map(([n, v]) => `${n}: ${v}`).sort(),
+    }));
+  } finally {
+    await child.stop();
+  }
+}
+
 describe('benchmark harness pieces', function () {
   this.timeout(30_000);
 
@@ -96,22 +114,7 @@ describe('benchmark harness pieces', function () {
   });
 
   it("the boundary floor answers W1's and W3's requests exactly as Profiles A and C do", async () => {
-    const floorAnswers = async (profile: 'a' | 'c', requests: PlannedRequest[]) => {
-      const script = path.join(ROOT, 'bench', 'servers', 'boundary-floor.mjs');
-      const certs = ['demo-cert.pem', 'demo-key.pem'].map((f) => path.join(ROOT, 'certs', f));
-      const child = startProcess(process.execPath, [script, profile, '0', ...certs], { label: 'boundary floor' });
-      try {
-        const { listening } = await child.waitForJson<{ listening: number }>((v) => typeof v.listening === 'number');
-        const result = await runClient(listening, { timeout: 5, requests, sequential: true });
-        return result.responses.map((r: H3Response) => ({
-          status: r.status,
-          body: r.body_text,
-          headers: r.headers.filter(([n]) => n !== ':status').map(([n, v]) => `${n}: ${v}`).sort(),
-        }));
-      } finally {
-        await child.stop();
-      }
-    };
+    const floorAnswers = (profile: 'a' | 'c', requests: PlannedRequest[]) => launcherAnswers('boundary-floor.mjs', [profile, '0', ...CERTS], requests);
     const login: PlannedRequest[] = [{ path: '/login' }];
     const w1 = await floorAnswers('a', login);
     assert.equal(w1[0].status, 200);
@@ -127,6 +130,37 @@ describe('benchmark harness pieces', function () {
       ['4096\n', '4000\n'],
     );
     assert.deepEqual(w3, await answers(profileC, undefined, counts));
+  });
+
+  it("serve's launcher answers W1's and W3's routes as Profiles A and C do (status, body, the profile's fields)", async () => {
+    const body = (n: number) => Buffer.alloc(n, 'x').toString('base64');
+    const a: PlannedRequest[] = [
+      { path: '/login' },
+      { path: '/redirect' },
+      { path: '/secret' },
+      { path: '/secret', headers: [['authorization', BEARER]] },
+      { path: '/secret', headers: [['cookie', COOKIE]] },
+      { path: '/login?x=1', method: 'POST' },
+      { path: '/nope' },
+    ];
+    const c: PlannedRequest[] = [
+      { method: 'POST', path: '/count', body_b64: body(4096) },
+      { method: 'POST', path: '/count', body_chunks_b64: [body(3000), body(1000)] },
+      { method: 'POST', path: '/count', body_b64: body(0) },
+    ];
+    const fetchServer = await launcherAnswers('h3-node-fetch.mjs', ['0', ...CERTS], [...a, ...c]);
+    const profiles = [...(await answers(profileA, undefined, a)), ...(await answers(profileC, undefined, c))];
+    // The fetch path adds date and content-length; the profile's own fields must be there as they are.
+    const shown = (r: { status: number; body: string; headers: string[] }) => ({
+      status: r.status,
+      body: r.body,
+      headers: r.headers.filter((h) => /^(content-type|set-cookie|location):/.test(h)),
+    });
+    assert.deepEqual(fetchServer.map(shown), profiles.map(shown));
+    assert.deepEqual(
+      fetchServer.map((r) => r.status),
+      [200, 302, 401, 200, 200, 200, 404, 200, 200, 200],
+    );
   });
 
   it("summarises W2 per round: CPU per fresh connection from schedstat, each h3-node row over Caddy's of the same round, the spread", () => {

@@ -170,6 +170,17 @@ export function startH3NodeCompat(build: H3NodeBuild, file?: string) {
   return startWithFile('h3-node (createSecureServer)', 'h3-node-compat', 'bench/servers/h3-node-compat.mjs', file, build.root);
 }
 
+/** bench/servers/h3-node-fetch.mjs: W1/W3's routes as a fetch handler through serve({ fetch }). */
+export function startH3NodeFetch(build: H3NodeBuild) {
+  return startWithFile('h3-node (serve)', 'h3-node-fetch', 'bench/servers/h3-node-fetch.mjs', undefined, build.root);
+}
+
+/** Whether this checkout has serve() and its bench launcher. */
+export function hasServe(build: H3NodeBuild): boolean {
+  const index = path.join(build.root, 'dist/index.js');
+  return fs.existsSync(path.join(build.root, 'bench/servers/h3-node-fetch.mjs')) && fs.existsSync(index) && fs.readFileSync(index, 'utf8').includes('serve');
+}
+
 /** The same with the `initialWindow` option (W10: the option's effect, measured beside the default). */
 export function startH3NodeCompatWithInitialWindow(build: H3NodeBuild, packets: number, file: string) {
   return startWithFile(`h3-node (createSecureServer, initialWindow ${packets})`, 'h3-node-compat-iw', 'bench/servers/h3-node-compat.mjs', file, build.root, {

@@ -13,6 +13,7 @@ import {
   counters,
   H3NodeServer,
   hasCreateSecureServer,
+  hasServe,
   Server,
   sleep,
   startCaddy,
@@ -21,6 +22,7 @@ import {
   startH3NodeCompatWithInitialWindow,
   startH3Node,
   startH3NodeCompat,
+  startH3NodeFetch,
   startH3NodeStream,
   startNodeHttp2,
   startNodeHttp2Compat,
@@ -36,6 +38,8 @@ export const TS = 'h3-node (TypeScript)';
 export const NATIVE = 'h3-node (native)';
 /** The node:http2-compatible API (createSecureServer + compat-app.mjs). */
 export const COMPAT = 'h3-node (createSecureServer)';
+/** W1/W3's routes as a fetch handler through serve({ fetch }) (bench/servers/h3-node-fetch.mjs). */
+export const SERVE = 'h3-node (serve)';
 /** The real core with the least JavaScript per request (bench/servers/boundary-floor.mjs): no API, W6's floor. */
 export const FLOOR = 'h3-node (boundary floor)';
 /** node:http2's compatibility API running the same listener, loaded with h2load. */
@@ -140,6 +144,11 @@ export class Workloads {
     return hasCreateSecureServer(this.h3);
   }
 
+  /** Whether the checkout has serve() and the fetch-handler launcher. */
+  get hasServe(): boolean {
+    return hasServe(this.h3);
+  }
+
   /** Whether the checkout has the floor's launcher (and a native handler to set it beside). */
   get hasFloor(): boolean {
     return this.hasNative && fs.existsSync(path.join(this.h3.root, 'bench/servers/boundary-floor.mjs'));
@@ -185,6 +194,11 @@ export class Workloads {
       this.keep('W1', COMPAT, round, await measureW1(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
     }
+    if (this.hasServe) {
+      const s = await startH3NodeFetch(this.h3);
+      this.keep('W1', SERVE, round, await measureW1(P, s, s.port, { exactCpu: true }));
+      await stopServer(s);
+    }
     if (this.hasFloor) {
       const s = await startBoundaryFloor(this.h3, 'a');
       this.keep('W1', FLOOR, round, await measureW1(P, s, s.port, { exactCpu: true }));
@@ -221,6 +235,11 @@ export class Workloads {
     if (this.hasCompat) {
       const s = await startH3NodeCompat(this.h3);
       this.keep('W3', COMPAT, round, await measureW3(P, s, s.port, { exactCpu: true }));
+      await stopServer(s);
+    }
+    if (this.hasServe) {
+      const s = await startH3NodeFetch(this.h3);
+      this.keep('W3', SERVE, round, await measureW3(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
     }
     if (this.hasFloor) {

@@ -1,6 +1,6 @@
 // W6 alone (issue 17's server CPU per request over the native handler's):
-// W1 and W3 through createServer, createSecureServer, the native handler
-// and the boundary floor (bench/servers/boundary-floor.mjs: the real core
+// W1 and W3 through createServer, createSecureServer, serve, the native
+// handler and the boundary floor (bench/servers/boundary-floor.mjs: the real core
 // with the least JavaScript per request), each started fresh per round in
 // the same order as the full run, server CPU from schedstat for every row.
 // Same cores, client and code as `npm run bench` (bench/lib); writes
@@ -13,8 +13,8 @@ import { currentBuild } from '../lib/builds';
 import { parameters, WORK } from '../lib/config';
 import { log } from '../lib/log';
 import { floorLines, Medians } from '../lib/report';
-import { Server, startBoundaryFloor, startH3Node, startH3NodeCompat, stopServer } from '../lib/servers';
-import { COMPAT, FLOOR, measureW1, measureW3, NATIVE, Row, TS } from '../lib/workloads';
+import { Server, startBoundaryFloor, startH3Node, startH3NodeCompat, startH3NodeFetch, stopServer } from '../lib/servers';
+import { COMPAT, FLOOR, measureW1, measureW3, NATIVE, Row, SERVE, TS } from '../lib/workloads';
 
 async function main() {
   const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } });
@@ -29,6 +29,7 @@ async function main() {
     [TS, (profile) => startH3Node(h3, profile, false)],
     [NATIVE, (profile) => startH3Node(h3, profile, true)],
     [COMPAT, () => startH3NodeCompat(h3)],
+    [SERVE, () => startH3NodeFetch(h3)],
     [FLOOR, (profile) => startBoundaryFloor(h3, profile)],
   ];
   for (let round = 1; round <= P.rounds; round++) {
@@ -49,7 +50,7 @@ async function main() {
   log('');
   for (const w of ['W1', 'W3']) {
     const native = med.cpu(w, NATIVE);
-    for (const v of [TS, COMPAT, FLOOR]) log(`- W6 ${w} CPU/req ${v} vs native handler: ${(med.cpu(w, v) / native).toFixed(2)}x (${med.cpu(w, v).toFixed(1)} / ${native.toFixed(1)} us)`);
+    for (const v of [TS, COMPAT, SERVE, FLOOR]) log(`- W6 ${w} CPU/req ${v} vs native handler: ${(med.cpu(w, v) / native).toFixed(2)}x (${med.cpu(w, v).toFixed(1)} / ${native.toFixed(1)} us)`);
   }
   for (const line of floorLines(med)) log(line);
 }
