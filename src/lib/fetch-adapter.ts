@@ -14,6 +14,8 @@ import type { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ReadableStreamReadResult } from 'node:stream/web';
+import { ExchangeFate } from './exchange-fate';
+import { isBuilt, lazyRequest } from './lazy-request';
 
 /** The request side: node:http2's Http2ServerRequest, node:http's IncomingMessage, or the HTTP/3 compat request. */
 export interface NodeRequestLike extends Readable {
@@ -91,7 +93,7 @@ async function serveOne(
   // client went away first (then the handler's signal aborts and the
   // response body is cancelled).
   let finished = false;
-  const gone = new AbortController();
+  const gone = new ExchangeFate();
   res.once('finish', () => (finished = true));
   res.once('close', () => {
     if (!finished) gone.abort(new Error('the client went away before the response was complete'));
@@ -101,41 +103,52 @@ async function serveOne(
 
   let request: Request;
   let body: RequestBody | undefined;
+  let hasBody = false;
   try {
-    const method = req.method ?? 'GET';
-    body = method === 'GET' || method === 'HEAD' ? undefined : new RequestBody(req);
-    request = new Request(requestUrl(req, fallbackOrigin), {
-      method,
-      headers: requestHeaders(req),
-      body: body?.stream,
-      signal: gone.signal,
-      // A streamed body is sent as it is read; undici requires saying so.
-      duplex: 'half',
-    } as RequestInit);
+    const method = requestMethod(req.method ?? 'GET');
+    hasBody = method !== 'GET' && method !== 'HEAD';
+    // Parsed as the Request constructor parses it, so `url` reads the same
+    // whether or not the real Request is ever built.
+    const url = new URL(requestUrl(req, fallbackOrigin)).href;
+    // The real Request, with the body stream and the signal, only when the
+    // handler asks for more than method, URL and headers (lazy-request.ts).
+    request = lazyRequest(method, url, requestHeaders(req), (headers) => {
+      body = hasBody ? new RequestBody(req) : undefined;
+      return new Request(url, {
+        method,
+        headers,
+        body: body?.stream,
+        signal: gone.signal,
+        // A streamed body is sent as it is read; undici requires saying so.
+        duplex: 'half',
+      } as RequestInit);
+    });
   } catch (e) {
     // A URL, method or field the fetch API cannot represent: the client's fault.
-    body?.discard();
     if (!res.headersSent) res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(Buffer.from(`bad request: ${describe(e)}\n`));
+    if (hasBody) req.resume();
     return;
   }
+  // What the handler did not read is dropped once it is done with the request.
+  const discardBody = () => (body ? body.discard() : hasBody && !isBuilt(request) && req.resume());
   let response: Response;
   try {
     response = await fetch(request, { incoming: req, outgoing: res });
     if (!isResponse(response)) throw new TypeError(`the fetch handler returned ${describe(response)}, not a Response`);
   } catch (e) {
-    if (!gone.signal.aborted) {
+    if (!gone.aborted) {
       // (If the client left, it failed for that reason, and no one is there to answer.)
       onError(e, request);
       fail(res, e);
     }
-    body?.discard();
+    discardBody();
     return;
   }
   try {
-    await writeResponse(response, req.method === 'HEAD', res, gone.signal);
+    await writeResponse(response, req.method === 'HEAD', res, gone);
   } catch (e) {
-    if (gone.signal.aborted) return;
+    if (gone.aborted) return;
     onError(e, request);
     fail(res, e);
   } finally {
@@ -143,7 +156,7 @@ async function serveOne(
     // written, so the HTTP/2 (or HTTP/3) stream can complete (node:http2
     // emits neither 'finish' nor 'close' while the request half is open)
     // and an HTTP/1.1 connection stays usable, as node:http does itself.
-    body?.discard();
+    discardBody();
   }
 }
 
@@ -209,6 +222,19 @@ function requestHeaders(req: NodeRequestLike): Headers {
   return headers;
 }
 
+// The methods the Request constructor refuses, and those it writes in upper case (fetch standard, "normalize").
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+const NORMALIZED_METHODS = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT']);
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** The method as `new Request` would take it: a token, not forbidden, the six standard ones upper-cased; else a TypeError. */
+function requestMethod(method: string): string {
+  if (!TOKEN.test(method)) throw new TypeError(`'${method}' is not a valid HTTP method.`);
+  const upper = method.toUpperCase();
+  if (FORBIDDEN_METHODS.has(upper)) throw new TypeError(`'${method}' HTTP method is unsupported.`);
+  return NORMALIZED_METHODS.has(upper) ? upper : method;
+}
+
 function one(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
@@ -227,6 +253,11 @@ class RequestBody {
   #discarding = false;
 
   constructor(private readonly req: NodeRequestLike) {
+    // Built when the handler first asks for the body, which may be after the
+    // client went away: then it fails at once instead of waiting for data.
+    if ((req as { aborted?: boolean }).aborted || (req.destroyed && !req.readableEnded)) {
+      this.#failed = new Error('the request body ended early: the client went away');
+    }
     req.pause();
     req.on('data', (chunk: Buffer) => {
       if (this.#discarding) return;
@@ -333,7 +364,7 @@ function readNow(read: Promise<ReadResult>): Promise<ReadResult | typeof PENDING
 /** How much a body may be collected before the headers go, to send a content-length with an in-memory body. */
 const COLLECT_LIMIT = 64 * 1024;
 
-async function writeResponse(response: Response, isHead: boolean, res: NodeResponseLike, gone: AbortSignal): Promise<void> {
+async function writeResponse(response: Response, isHead: boolean, res: NodeResponseLike, gone: ExchangeFate): Promise<void> {
   const headers = responseHeaders(response);
   const status = response.status;
   const body = response.body;
@@ -346,7 +377,7 @@ async function writeResponse(response: Response, isHead: boolean, res: NodeRespo
   const reader = body.getReader();
   const cancel = () => reader.cancel(gone.reason).catch(() => {});
   if (gone.aborted) return void cancel();
-  gone.addEventListener('abort', cancel, { once: true });
+  const unsubscribe = gone.onAbort(cancel);
   try {
     // A body that is already in memory (a string, JSON, a buffer) is sent
     // whole with a content-length; anything slower streams from its first
@@ -381,7 +412,7 @@ async function writeResponse(response: Response, isHead: boolean, res: NodeRespo
     }
     if (!gone.aborted) res.end();
   } finally {
-    gone.removeEventListener('abort', cancel);
+    unsubscribe();
   }
 }
 
@@ -392,18 +423,18 @@ function bytes(chunk: unknown): Uint8Array {
 }
 
 /** Resolves on 'drain', or when the client has gone (the caller checks the signal): never waits on a closed response. */
-function drained(res: NodeResponseLike, gone: AbortSignal): Promise<void> {
+function drained(res: NodeResponseLike, gone: ExchangeFate): Promise<void> {
   if (gone.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
       res.off('close', done);
-      gone.removeEventListener('abort', done);
+      unsubscribe();
       resolve();
     };
     res.on('drain', done);
     res.on('close', done);
-    gone.addEventListener('abort', done);
+    const unsubscribe = gone.onAbort(done);
   });
 }
 
