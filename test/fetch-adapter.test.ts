@@ -381,6 +381,31 @@ describe('serve({ fetch }) over node:http2', function () {
     assert.equal(h1.status, 413);
   });
 
+  it('a body first asked for after the response (the adapter drained it) reads as empty instead of waiting forever', async () => {
+    let late: Promise<string> | undefined;
+    const { port } = await start((request) => {
+      // Only method, URL and headers before answering: the real Request is not built yet.
+      setTimeout(() => (late = request.text()), 200);
+      return new Response('answered first');
+    });
+    const session = connect(port);
+    const r = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const stream = session.request({ ':method': 'POST', ':path': '/' });
+      let status = 0;
+      let body = '';
+      stream.on('response', (h) => (status = Number(h[':status'])));
+      stream.on('data', (c: Buffer) => (body += c));
+      stream.on('error', reject);
+      stream.on('close', () => resolve({ status, body }));
+      stream.end(Buffer.alloc(64 * 1024));
+    });
+    assert.deepEqual(r, { status: 200, body: 'answered first' });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.ok(late, 'the handler asked for the body');
+    const text = await Promise.race([late, new Promise((resolve) => setTimeout(resolve, 2000, 'still waiting'))]);
+    assert.equal(text, '');
+  });
+
   it('answers 400 to a request the fetch API cannot represent', async () => {
     const { port } = await start(() => new Response('unreachable'));
     const r = await h1Request(port, { headers: { host: 'evil.example/x' } });

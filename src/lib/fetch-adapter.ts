@@ -257,6 +257,9 @@ class RequestBody {
     // client went away: then it fails at once instead of waiting for data.
     if ((req as { aborted?: boolean }).aborted || (req.destroyed && !req.readableEnded)) {
       this.#failed = new Error('the request body ended early: the client went away');
+    } else if (req.readableEnded) {
+      // Asked for after the response, when the adapter had drained it: what is left is nothing.
+      this.#ended = true;
     }
     req.pause();
     req.on('data', (chunk: Buffer) => {
