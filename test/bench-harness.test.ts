@@ -32,17 +32,22 @@ function benchAddon(): string {
 const BEARER = 'Bearer h3-demo-token-2f9c';
 const COOKIE = 'session=h3-demo-7b41e0';
 
+/** A response as the comparisons take it: status, body, fields sorted as `name: value`. */
+function summary(r: H3Response) {
+  return {
+    status: r.status,
+    body: r.body_text,
+    headers: r.headers.filter(([n]) => n !== ':status').map(([n, v]) => `${n}: ${v}`).sort(),
+  };
+}
+
 async function answers(profile: typeof profileA, native: 'a' | 'c' | undefined, requests: PlannedRequest[]) {
   const { options, handler } = profile.create(silentLogger);
   const server = createServer(withDevHooks({ ...options, logger: silentLogger }, native ? { benchNativeHandler: native, addonPath: benchAddon() } : {}), handler);
   try {
     const { port } = await server.listen(0, '127.0.0.1');
     const result = await runClient(port, { timeout: 5, requests, sequential: true });
-    return result.responses.map((r: H3Response) => ({
-      status: r.status,
-      body: r.body_text,
-      headers: r.headers.filter(([n]) => n !== ':status').map(([n, v]) => `${n}: ${v}`).sort(),
-    }));
+    return result.responses.map(summary);
   } finally {
     await server.close();
   }
@@ -56,11 +61,7 @@ async function launcherAnswers(script: string, args: string[], requests: Planned
   try {
     const { listening } = await child.waitForJson<{ listening: number }>((v) => typeof v.listening === 'number');
     const result = await runClient(listening, { timeout: 5, requests, sequential: true });
-    return result.responses.map((r: H3Response) => ({
-      status: r.status,
-      body: r.body_text,
-      headers: r.headers.filter(([n]) => n !== ':status').map(([n, v]) => `${n}: ${v}`).sort(),
-    }));
+    return result.responses.map(summary);
   } finally {
     await child.stop();
   }

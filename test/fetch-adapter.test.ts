@@ -12,6 +12,20 @@ import { demoCert, demoKey, h1Request, h2Request } from './helpers/tcp-client';
 
 const MiB = 1024 * 1024;
 
+/** POST / with `body` on an HTTP/2 session: the status and the text answered. */
+function post(session: http2.ClientHttp2Session, body: Buffer): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':method': 'POST', ':path': '/' });
+    let status = 0;
+    let text = '';
+    stream.on('response', (h) => (status = Number(h[':status'])));
+    stream.on('data', (c: Buffer) => (text += c));
+    stream.on('error', reject);
+    stream.on('close', () => resolve({ status, body: text }));
+    stream.end(body);
+  });
+}
+
 interface Served {
   server: http2.Http2SecureServer;
   port: number;
@@ -365,16 +379,7 @@ describe('serve({ fetch }) over node:http2', function () {
     const { port } = await start(() => new Response('not interested', { status: 413 }));
     const session = connect(port);
     for (let i = 0; i < 3; i++) {
-      const r = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const stream = session.request({ ':method': 'POST', ':path': '/' });
-        let status = 0;
-        let body = '';
-        stream.on('response', (h) => (status = Number(h[':status'])));
-        stream.on('data', (c: Buffer) => (body += c));
-        stream.on('error', reject);
-        stream.on('close', () => resolve({ status, body }));
-        stream.end(Buffer.alloc(2 * MiB));
-      });
+      const r = await post(session, Buffer.alloc(2 * MiB));
       assert.deepEqual(r, { status: 413, body: 'not interested' });
     }
     const h1 = await h1Request(port, { method: 'POST', body: Buffer.alloc(2 * MiB) });
@@ -389,16 +394,7 @@ describe('serve({ fetch }) over node:http2', function () {
       return new Response('answered first');
     });
     const session = connect(port);
-    const r = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const stream = session.request({ ':method': 'POST', ':path': '/' });
-      let status = 0;
-      let body = '';
-      stream.on('response', (h) => (status = Number(h[':status'])));
-      stream.on('data', (c: Buffer) => (body += c));
-      stream.on('error', reject);
-      stream.on('close', () => resolve({ status, body }));
-      stream.end(Buffer.alloc(64 * 1024));
-    });
+    const r = await post(session, Buffer.alloc(64 * 1024));
     assert.deepEqual(r, { status: 200, body: 'answered first' });
     await new Promise((resolve) => setTimeout(resolve, 400));
     assert.ok(late, 'the handler asked for the body');
