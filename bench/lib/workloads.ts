@@ -182,10 +182,11 @@ export class Workloads {
     for (const [variant, start] of this.profileAServers()) {
       const s = await start();
       const p = s.port ?? s.portA!;
-      // Exact CPU for the TypeScript row: createSecureServer's is compared with it to within a few percent.
-      // Its UDP syscalls per request from the native counters (issue 17's target).
+      // Exact CPU (schedstat) for every h3-node row: W6 and the createSecureServer checks
+      // compare them with each other to within a few percent, which /proc's ticks do not give.
+      // The TypeScript row's UDP syscalls per request from the native counters (issue 17's target).
       const udp = variant === TS ? { counters: () => counters(s as H3NodeServer) } : {};
-      this.keep('W1', variant, round, await measureW1(P, s, p, { exactCpu: variant === TS, ...udp }));
+      this.keep('W1', variant, round, await measureW1(P, s, p, { exactCpu: variant !== 'caddy', ...udp }));
       this.keep('W2', variant, round, await measureW2(P, s, p));
       await stopServer(s);
     }
@@ -229,7 +230,7 @@ export class Workloads {
     fs.writeFileSync(body, Buffer.alloc(4096, 'x'));
     for (const native of this.hasNative ? [false, true] : [false]) {
       const s = await this.startH3Node('c', native);
-      this.keep('W3', native ? NATIVE : TS, round, await measureW3(P, s, s.port, { exactCpu: !native }));
+      this.keep('W3', native ? NATIVE : TS, round, await measureW3(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
     }
     if (this.hasCompat) {
