@@ -53,6 +53,9 @@ async function answers(profile: typeof profileA, native: 'a' | 'c' | undefined, 
   }
 }
 
+/** A body of `n` bytes as the aioquic client takes it (base64). */
+const body = (n: number) => Buffer.alloc(n, 'x').toString('base64');
+
 const CERTS = ['demo-cert.pem', 'demo-key.pem'].map((f) => path.join(ROOT, 'certs', f));
 
 /** A bench/servers launcher's answers (it prints `{"listening": port}` when ready). */
@@ -91,7 +94,6 @@ describe('benchmark harness pieces', function () {
   });
 
   it('the native Profile C handler counts and caps bodies exactly like the TypeScript one', async () => {
-    const body = (n: number) => Buffer.alloc(n, 'x').toString('base64');
     const requests: PlannedRequest[] = [
       { method: 'POST', path: '/', body_b64: body(0) },
       { method: 'POST', path: '/', body_b64: body(1) },
@@ -120,7 +122,6 @@ describe('benchmark harness pieces', function () {
     const w1 = await floorAnswers('a', login);
     assert.equal(w1[0].status, 200);
     assert.deepEqual(w1, await answers(profileA, undefined, login));
-    const body = (n: number) => Buffer.alloc(n, 'x').toString('base64');
     const counts: PlannedRequest[] = [
       { method: 'POST', path: '/count', body_b64: body(4096) },
       { method: 'POST', path: '/count', body_chunks_b64: [body(3000), body(1000)] },
@@ -134,7 +135,6 @@ describe('benchmark harness pieces', function () {
   });
 
   it("serve's launcher answers W1's and W3's routes as Profiles A and C do (status, body, the profile's fields)", async () => {
-    const body = (n: number) => Buffer.alloc(n, 'x').toString('base64');
     const a: PlannedRequest[] = [
       { path: '/login' },
       { path: '/redirect' },

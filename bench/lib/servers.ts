@@ -175,10 +175,9 @@ export function startH3NodeFetch(build: H3NodeBuild) {
   return startWithFile('h3-node (serve)', 'h3-node-fetch', 'bench/servers/h3-node-fetch.mjs', undefined, build.root);
 }
 
-/** Whether this checkout has serve() and its bench launcher. */
-export function hasServe(build: H3NodeBuild): boolean {
-  const index = path.join(build.root, 'dist/index.js');
-  return fs.existsSync(path.join(build.root, 'bench/servers/h3-node-fetch.mjs')) && fs.existsSync(index) && fs.readFileSync(index, 'utf8').includes('serve');
+/** Whether the checkout has this launcher in bench/servers (a baseline commit may predate it). */
+export function hasLauncher(build: H3NodeBuild, file: string): boolean {
+  return fs.existsSync(path.join(build.root, 'bench', 'servers', file));
 }
 
 /** The same with the `initialWindow` option (W10: the option's effect, measured beside the default). */

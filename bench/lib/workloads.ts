@@ -13,7 +13,7 @@ import {
   counters,
   H3NodeServer,
   hasCreateSecureServer,
-  hasServe,
+  hasLauncher,
   Server,
   sleep,
   startCaddy,
@@ -144,14 +144,33 @@ export class Workloads {
     return hasCreateSecureServer(this.h3);
   }
 
-  /** Whether the checkout has serve() and the fetch-handler launcher. */
+  /** Whether the checkout has serve()'s launcher (added with the W6 rows for serve). */
   get hasServe(): boolean {
-    return hasServe(this.h3);
+    return hasLauncher(this.h3, 'h3-node-fetch.mjs');
   }
 
   /** Whether the checkout has the floor's launcher (and a native handler to set it beside). */
   get hasFloor(): boolean {
-    return this.hasNative && fs.existsSync(path.join(this.h3.root, 'bench/servers/boundary-floor.mjs'));
+    return this.hasNative && hasLauncher(this.h3, 'boundary-floor.mjs');
+  }
+
+  /**
+   * W1's or W3's rows for createSecureServer, serve and the boundary floor,
+   * those this checkout has: each started, measured (server CPU from
+   * schedstat) and stopped in turn.
+   */
+  private async apiRows(workload: 'W1' | 'W3', profile: 'a' | 'c', measure: typeof measureW1, round: number) {
+    const servers: Array<[string, boolean, () => Promise<Server & { port: number }>]> = [
+      [COMPAT, this.hasCompat, () => startH3NodeCompat(this.h3)],
+      [SERVE, this.hasServe, () => startH3NodeFetch(this.h3)],
+      [FLOOR, this.hasFloor, () => startBoundaryFloor(this.h3, profile)],
+    ];
+    for (const [variant, present, start] of servers) {
+      if (!present) continue;
+      const s = await start();
+      this.keep(workload, variant, round, await measure(this.P, s, s.port, { exactCpu: true }));
+      await stopServer(s);
+    }
   }
 
   startH3Node(profile: 'a' | 'b' | 'c', native: boolean): Promise<H3NodeServer> {
@@ -190,21 +209,7 @@ export class Workloads {
       this.keep('W2', variant, round, await measureW2(P, s, p));
       await stopServer(s);
     }
-    if (this.hasCompat) {
-      const s = await startH3NodeCompat(this.h3);
-      this.keep('W1', COMPAT, round, await measureW1(P, s, s.port, { exactCpu: true }));
-      await stopServer(s);
-    }
-    if (this.hasServe) {
-      const s = await startH3NodeFetch(this.h3);
-      this.keep('W1', SERVE, round, await measureW1(P, s, s.port, { exactCpu: true }));
-      await stopServer(s);
-    }
-    if (this.hasFloor) {
-      const s = await startBoundaryFloor(this.h3, 'a');
-      this.keep('W1', FLOOR, round, await measureW1(P, s, s.port, { exactCpu: true }));
-      await stopServer(s);
-    }
+    await this.apiRows('W1', 'a', measureW1, round);
     const h2 = await startNodeHttp2('a');
     await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.warmup);
     this.keep('W1', 'node-http2 (h2load)', round, await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.w1Requests));
@@ -233,21 +238,7 @@ export class Workloads {
       this.keep('W3', native ? NATIVE : TS, round, await measureW3(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
     }
-    if (this.hasCompat) {
-      const s = await startH3NodeCompat(this.h3);
-      this.keep('W3', COMPAT, round, await measureW3(P, s, s.port, { exactCpu: true }));
-      await stopServer(s);
-    }
-    if (this.hasServe) {
-      const s = await startH3NodeFetch(this.h3);
-      this.keep('W3', SERVE, round, await measureW3(P, s, s.port, { exactCpu: true }));
-      await stopServer(s);
-    }
-    if (this.hasFloor) {
-      const s = await startBoundaryFloor(this.h3, 'c');
-      this.keep('W3', FLOOR, round, await measureW3(P, s, s.port, { exactCpu: true }));
-      await stopServer(s);
-    }
+    await this.apiRows('W3', 'c', measureW3, round);
     const c = await startCaddy(true);
     this.keep('W3', 'caddy -> node http', round, await measureW3(P, c, c.portC));
     await stopServer(c);

@@ -15,7 +15,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ReadableStreamReadResult } from 'node:stream/web';
 import { ExchangeFate } from './exchange-fate';
-import { isBuilt, lazyRequest } from './lazy-request';
+import { lazyRequest } from './lazy-request';
 
 /** The request side: node:http2's Http2ServerRequest, node:http's IncomingMessage, or the HTTP/3 compat request. */
 export interface NodeRequestLike extends Readable {
@@ -131,7 +131,8 @@ async function serveOne(
     return;
   }
   // What the handler did not read is dropped once it is done with the request.
-  const discardBody = () => (body ? body.discard() : hasBody && !isBuilt(request) && req.resume());
+  // (No RequestBody means the real Request was never built: nothing but the Node stream holds the body.)
+  const discardBody = () => (body ? body.discard() : hasBody && req.resume());
   let response: Response;
   try {
     response = await fetch(request, { incoming: req, outgoing: res });
