@@ -95,6 +95,8 @@ export class StreamServer implements EventSink, StreamOwner {
   private flushScheduled = false;
   private flushSoon = false;
   private lastSeq = 0;
+  /** The latest batch sequence number submitted to the core. */
+  private ackedSeq = 0;
   private closing: Promise<void> | undefined;
   private resolveClosed: (() => void) | undefined;
   /** The application's WebTransport sessions (webtransportApp), else undefined; made by listen(). */
@@ -255,7 +257,7 @@ export class StreamServer implements EventSink, StreamOwner {
   // StreamOwner
 
   scheduleFlush(): void {
-    if (this.inBatch || this.flushScheduled) return;
+    if (this.inBatch || this.flushScheduled || this.flushSoon) return;
     this.flushScheduled = true;
     queueMicrotask(() => this.flush());
   }
@@ -286,18 +288,32 @@ export class StreamServer implements EventSink, StreamOwner {
 
   private flush(): void {
     this.flushScheduled = false;
-    this.native?.submit(this.commands.take(), this.lastSeq);
+    const commands = this.commands.take();
+    // Nothing to say and every batch acknowledged: waking the I/O thread would only cost it a turn.
+    if (commands === null && this.ackedSeq === this.lastSeq) return;
+    this.ackedSeq = this.lastSeq;
+    this.native?.submit(commands, this.lastSeq);
   }
 
   private onBatch(batch: Buffer): void {
     this.inBatch = true;
+    const before = this.commands.size;
     try {
       this.lastSeq = decodeBatch(batch, this);
     } catch (e) {
       this.logger.error(`internal error while handling native events: ${(e as Error).stack ?? e}`);
     } finally {
       this.inBatch = false;
-      this.flush();
+      // Answers the batch's handlers wrote at once (a synchronous handler)
+      // leave now. A batch that wrote none is acknowledged at setImmediate,
+      // together with what its microtasks answer (a web stream's read then
+      // write, an async handler) and with the batches Node hands over in
+      // the same turn: one wake of the I/O thread for all of them instead
+      // of an empty one per batch and one per promise chain (W9's datagram
+      // echo: 1.9 round trips per submit before, 5.7 after). Deferring
+      // synchronous answers too cost W1 about a fifth of its request rate.
+      if (this.commands.size > before) this.flush();
+      else this.scheduleFlushSoon();
     }
   }
 

@@ -211,6 +211,11 @@ export class CommandWriter {
     return this.len === 0;
   }
 
+  /** Bytes of commands written since the last take(). */
+  get size(): number {
+    return this.len;
+  }
+
   private reserve(n: number): void {
     if (this.len + n <= this.buf.length) return;
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + n));
