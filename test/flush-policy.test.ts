@@ -131,18 +131,4 @@ describe('flush policy: when commands cross to the core', () => {
     assert.deepEqual(streams, [0, 4, 8]);
     await close();
   });
-
-  it('batches Node hands over in one turn are acknowledged together when nothing answered at once', async () => {
-    const { core, close } = await serve(async (req, res) => {
-      await Promise.resolve();
-      res.end('later');
-    });
-    core.onEvents(batch(1, 7, [0], true));
-    core.onEvents(batch(2, 7, [4], false));
-    await turn();
-    assert.equal(core.submits.length, 1);
-    assert.equal(core.submits[0].acked, 2);
-    assert.ok(answered(core.submits[0]));
-    await close();
-  });
 });
