@@ -95,6 +95,9 @@ export class StreamServer implements EventSink, StreamOwner {
   private flushScheduled = false;
   private flushSoon = false;
   private lastSeq = 0;
+  /** The flush callbacks, made once: the schedulers run for every batch. */
+  private readonly flushNow = () => this.flush();
+  private readonly flushOnNextTick = () => process.nextTick(this.flushNow);
   /** The latest batch sequence number submitted to the core. */
   private ackedSeq = 0;
   private closing: Promise<void> | undefined;
@@ -259,7 +262,7 @@ export class StreamServer implements EventSink, StreamOwner {
   scheduleFlush(): void {
     if (this.inBatch || this.flushScheduled || this.flushSoon) return;
     this.flushScheduled = true;
-    queueMicrotask(() => this.flush());
+    queueMicrotask(this.flushNow);
   }
 
   /**
@@ -292,7 +295,7 @@ export class StreamServer implements EventSink, StreamOwner {
   private flushWhenMicrotasksDrain(): void {
     if (this.flushScheduled || this.flushSoon) return;
     this.flushScheduled = true;
-    queueMicrotask(() => process.nextTick(() => this.flush()));
+    queueMicrotask(this.flushOnNextTick);
   }
 
   forget(stream: NativeRequestStream): void {

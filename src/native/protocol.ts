@@ -207,10 +207,6 @@ export class CommandWriter {
   private buf = Buffer.allocUnsafe(16 * 1024);
   private len = 0;
 
-  get isEmpty(): boolean {
-    return this.len === 0;
-  }
-
   /** Bytes of commands written since the last take(). */
   get size(): number {
     return this.len;
