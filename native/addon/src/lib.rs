@@ -22,6 +22,9 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use boundary::link::{Inbox, JsLink, Sink};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use h3core::app::Application;
 use h3core::config::Options;
 use h3core::connection_ids::QuicLb;
@@ -146,14 +149,17 @@ pub fn limits() -> NativeLimits {
     }
 }
 
-/// Hands the allocator's free pages back to the system (glibc's
-/// `malloc_trim(0)`, which since glibc 2.8 walks every arena), and says
-/// whether any were returned. A measurement aid, like V8's `gc()`: the soak
-/// and the abort tests read RSS after both, so that pages glibc keeps cached
-/// in the I/O thread's arena are not mistaken for growth. Elsewhere a no-op
-/// that returns false.
+/// Hands the allocators' free pages back to the system and says whether
+/// glibc returned any: mimalloc's `mi_collect(true)` for the addon's heap
+/// on this thread (the I/O thread purges its own freed pages as it runs),
+/// then glibc's `malloc_trim(0)` for Node's, which since glibc 2.8 walks
+/// every arena. A measurement aid, like V8's `gc()`: the soak and the abort
+/// tests read RSS after both, so that pages an allocator keeps cached are
+/// not mistaken for growth.
 #[napi]
 pub fn release_free_native_memory() -> bool {
+    // SAFETY: mi_collect takes no pointers and acts on the calling thread's heap.
+    unsafe { libmimalloc_sys::mi_collect(true) };
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         extern "C" {
