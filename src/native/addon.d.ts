@@ -63,6 +63,16 @@ export interface NativeCounters {
    * including those the kernel refused for now (WouldBlock).
    */
   udpSendCalls: number
+  /**
+   * JavaScript submits (commands, acknowledgements) that woke the I/O thread
+   * (an eventfd write: it was asleep or about to be).
+   */
+  submitWakes: number
+  /**
+   * JavaScript submits made while the I/O thread was awake: no eventfd
+   * write, its next turn takes them (server/doorbell.rs).
+   */
+  submitWakesSaved: number
   /** Request-body bytes the HTTP/3 layer read from QUIC streams. */
   bodyBytesRead: number
   connectionsAccepted: number

@@ -9,6 +9,7 @@
 
 #![deny(clippy::all)]
 
+mod allocator;
 #[cfg(feature = "bench-handler")]
 pub mod bench_handler;
 pub mod boundary;
@@ -22,9 +23,6 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use boundary::link::{Inbox, JsLink, Sink};
-
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use h3core::app::Application;
 use h3core::config::Options;
 use h3core::connection_ids::QuicLb;
@@ -158,8 +156,7 @@ pub fn limits() -> NativeLimits {
 /// not mistaken for growth.
 #[napi]
 pub fn release_free_native_memory() -> bool {
-    // SAFETY: mi_collect takes no pointers and acts on the calling thread's heap.
-    unsafe { libmimalloc_sys::mi_collect(true) };
+    allocator::collect();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         extern "C" {
@@ -290,6 +287,7 @@ pub fn worker_group_stats(id: u32) -> Option<NativeGroupStats> {
 
 #[napi(catch_unwind)]
 pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => void")] on_events: EventCallback) -> Result<NativeServer> {
+    allocator::tune();
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port out of range: {}", options.port)))?;
     let d = Options::default();
     let stateless_reset_key = match options.stateless_reset_key {
@@ -476,7 +474,9 @@ impl NativeServer {
             }
         }
         self.inbox.acked_batch.fetch_max(acked_batch as u64, Ordering::AcqRel);
-        let _ = self.shared.waker.wake();
+        let counters = &self.shared.counters;
+        let tally = if self.shared.doorbell.ring() { &counters.submit_wakes } else { &counters.submit_wakes_saved };
+        h3core::counters::Counters::add(tally, 1);
     }
 
     /// Closes every connection with nothing in flight (no request, no

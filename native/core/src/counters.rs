@@ -27,6 +27,12 @@ macro_rules! reported_counters {
                 #[doc = "Send calls on the UDP socket (one sendmsg per datagram or GSO run),"]
                 #[doc = "including those the kernel refused for now (WouldBlock)."]
                 udp_send_calls,
+                #[doc = "JavaScript submits (commands, acknowledgements) that woke the I/O thread"]
+                #[doc = "(an eventfd write: it was asleep or about to be)."]
+                submit_wakes,
+                #[doc = "JavaScript submits made while the I/O thread was awake: no eventfd"]
+                #[doc = "write, its next turn takes them (server/doorbell.rs)."]
+                submit_wakes_saved,
                 #[doc = "Request-body bytes the HTTP/3 layer read from QUIC streams."]
                 body_bytes_read,
                 connections_accepted,

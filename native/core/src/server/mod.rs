@@ -27,6 +27,7 @@ use crate::ids::{ConnId, StreamId};
 use crate::udp_bind::display;
 
 mod deadlines;
+mod doorbell;
 mod pacer;
 mod paths;
 mod socket;
@@ -35,6 +36,7 @@ mod table;
 mod tests;
 
 use deadlines::{Deadlines, CLOSE_GRACE, DRAIN_DEADLINE};
+pub use doorbell::Doorbell;
 use socket::{Run, Socket, MAX_PACKET, RECV_SLOTS};
 use pacer::Pacer;
 use table::{hex, Conn, ConnTable, PacedPacket};
@@ -71,6 +73,9 @@ pub struct Shared {
     /// has responses or acknowledgements for it, or when another worker
     /// left packets in its mailbox.
     pub waker: Arc<Waker>,
+    /// Wakes the loop for the application's commands and acknowledgements,
+    /// only if it sleeps (doorbell.rs).
+    pub doorbell: Doorbell,
     pub counters: Arc<Counters>,
     /// Raised by each closeIdleConnections() (without workers; a group has
     /// its own, for all its workers): the loop closes idle connections once
@@ -184,7 +189,13 @@ impl<A: Application> Server<A> {
         socket.register(poll.registry(), SOCKET)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(ListenError::Socket)?);
         let counters = options.worker.as_ref().map_or_else(|| Arc::new(Counters::default()), |w| w.group.counters.clone());
-        let shared = Arc::new(Shared { shutdown: AtomicU8::new(SHUTDOWN_NONE), waker: waker.clone(), counters, close_idle: Default::default() });
+        let shared = Arc::new(Shared {
+            shutdown: AtomicU8::new(SHUTDOWN_NONE),
+            waker: waker.clone(),
+            doorbell: Doorbell::new(waker.clone()),
+            counters,
+            close_idle: Default::default(),
+        });
         let worker = match &options.worker {
             None => None,
             Some(role) => {
@@ -237,8 +248,16 @@ impl<A: Application> Server<A> {
     pub fn run(mut self) {
         let mut events = Events::with_capacity(64);
         loop {
-            let timeout = self.poll_timeout();
-            if let Err(e) = self.poll.poll(&mut events, timeout) {
+            let mut timeout = self.poll_timeout();
+            let blocking = timeout != Some(Duration::ZERO);
+            if blocking && !self.shared.doorbell.park() {
+                timeout = Some(Duration::ZERO);
+            }
+            let polled = self.poll.poll(&mut events, timeout);
+            if blocking {
+                self.shared.doorbell.unpark();
+            }
+            if let Err(e) = polled {
                 if e.kind() != ErrorKind::Interrupted {
                     self.app.on_log(LogLevel::Error, &format!("poll failed: {e}"));
                     break;
@@ -290,6 +309,8 @@ impl<A: Application> Server<A> {
     }
 
     fn turn(&mut self) {
+        // Before the inbox is drained: a command submitted after this rings again.
+        self.shared.doorbell.answer();
         self.apply_actions();
         self.check_shutdown();
         self.close_idle_if_asked();
