@@ -1,7 +1,8 @@
 //! The UDP I/O loop: one thread, one mio poll, every connection of the
 //! server. Its parts: `socket` (UDP, GSO runs, blocked sends), `table`
 //! (connections by handle and connection ID), `deadlines` (QUIC timers,
-//! handshakes, holds, the drain); the application it reports to is a
+//! handshakes, holds, the drain), `doorbell` (woken for the application's
+//! commands only when it sleeps); the application it reports to is a
 //! generic parameter (crate::app). Each turn reads a bounded run of datagrams, applies JavaScript's
 //! commands, fires QUIC timers, lets the HTTP/3 layer of each touched
 //! connection read its streams, writes packets, and ends the application's
@@ -69,9 +70,9 @@ pub const SHUTDOWN_NOW: u8 = 2;
 /// State shared between the loop thread and the threads that control it.
 pub struct Shared {
     pub shutdown: AtomicU8,
-    /// Wakes the loop: after a shutdown request, when the application
-    /// has responses or acknowledgements for it, or when another worker
-    /// left packets in its mailbox.
+    /// Wakes the loop unconditionally: after a shutdown request or a
+    /// closeIdleConnections(), or when another worker left packets in its
+    /// mailbox.
     pub waker: Arc<Waker>,
     /// Wakes the loop for the application's commands and acknowledgements,
     /// only if it sleeps (doorbell.rs).
