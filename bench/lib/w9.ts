@@ -5,7 +5,11 @@
 // and datagram round trips per second with 16 in flight. The client is
 // bench/wtpeer (webtransport-go) on the client core. Server CPU is charged
 // over each client run, so a client-paced figure can be judged by the
-// server's CPU per MB or per round trip.
+// server's CPU per MB or per round trip. A fourth row, the boundary floor
+// (bench/servers/wt-floor.mjs: the same sessions, every datagram and chunk
+// written straight back through the command writer, no web streams), says
+// how much of the application API's distance to the native echo is the
+// crossing and how much the W3C shape above it; it is not an API.
 import path from 'node:path';
 import { runClient } from './clients';
 import { CERT, KEY, Params, ROOT, SERVER_CORE } from './config';
@@ -18,6 +22,8 @@ export const WTPEER = path.join(ROOT, 'bench/wtpeer/wtpeer');
 export const W9_APP = 'h3-node (application API)';
 export const W9_NATIVE = 'h3-node (native echo, Profile B)';
 export const W9_GO = 'webtransport-go';
+export const W9_FLOOR = 'h3-node (boundary floor, no web streams)';
+const W9_SERVERS = [W9_APP, W9_FLOOR, W9_NATIVE, W9_GO];
 
 export interface W9Row {
   server: string;
@@ -36,10 +42,10 @@ let nextPort = 20400 + Math.floor(Math.random() * 400);
 
 async function start(server: string): Promise<Server & { port: number }> {
   const port = nextPort++;
-  const what = server === W9_APP ? 'w9-app' : server === W9_NATIVE ? 'w9-native' : 'w9-go';
+  const what = server === W9_APP ? 'w9-app' : server === W9_FLOOR ? 'w9-floor' : server === W9_NATIVE ? 'w9-native' : 'w9-go';
   const [cmd, args] =
-    server === W9_APP
-      ? [process.execPath, ['bench/servers/h3-node-wt-app.mjs', String(port), CERT, KEY]]
+    server === W9_APP || server === W9_FLOOR
+      ? [process.execPath, [server === W9_APP ? 'bench/servers/h3-node-wt-app.mjs' : 'bench/servers/wt-floor.mjs', String(port), CERT, KEY]]
       : server === W9_NATIVE
         ? [process.execPath, ['bench/servers/h3-node.mjs', 'b', String(port)]]
         : [WTPEER, ['server', '-port', String(port), '-cert', CERT, '-key', KEY]];
@@ -75,7 +81,7 @@ async function measure(s: Server & { port: number }, mode: W9Row['mode'], round:
 export async function runW9(P: Params): Promise<W9Row[]> {
   const rows: W9Row[] = [];
   for (let round = 1; round <= P.w9Rounds; round++) {
-    for (const server of [W9_APP, W9_NATIVE, W9_GO]) {
+    for (const server of W9_SERVERS) {
       const s = await start(server);
       try {
         for (const mode of ['stream', 'datagram'] as const) {
@@ -102,6 +108,7 @@ const med = (rows: W9Row[], server: string, mode: W9Row['mode'], key: 'rate' | '
 /** W9's targets: the application API against webtransport-go, by rate; CPU per unit shown beside it. */
 export function w9Checks(rows: W9Row[]): Check[] {
   const ratio = (mode: W9Row['mode'], over = W9_GO) => med(rows, W9_APP, mode, 'rate') / med(rows, over, mode, 'rate');
+  const rateOf = (mode: W9Row['mode'], a: string, b: string) => med(rows, a, mode, 'rate') / med(rows, b, mode, 'rate');
   const cpuRatio = (mode: W9Row['mode'], of = W9_APP) => med(rows, W9_GO, mode, 'server_cpu_ms_per_unit') / med(rows, of, mode, 'server_cpu_ms_per_unit');
   return [
     check('W9', 'stream echo MB/s, application API vs webtransport-go', ratio('stream'), 'min', 1.5),
@@ -113,6 +120,13 @@ export function w9Checks(rows: W9Row[]): Check[] {
     // How far the 1.5x above is from what no JavaScript at all reaches.
     { ...check('W9', 'stream echo: server CPU per MB, webtransport-go over the native echo', cpuRatio('stream', W9_NATIVE), 'min', 1.5), extra: true },
     { ...check('W9', 'datagrams: server CPU per round trip, webtransport-go over the native echo', cpuRatio('datagram', W9_NATIVE), 'min', 1.5), extra: true },
+    // Where the distance to the native echo lies: the boundary floor beside
+    // the native echo is the crossing's share; the application API beside
+    // the floor is the web streams' share.
+    { ...check('W9', 'stream echo MB/s, boundary floor vs the native echo', rateOf('stream', W9_FLOOR, W9_NATIVE), 'min', 0.7), extra: true },
+    { ...check('W9', 'datagram round trips/s, boundary floor vs the native echo', rateOf('datagram', W9_FLOOR, W9_NATIVE), 'min', 0.7), extra: true },
+    { ...check('W9', 'stream echo MB/s, application API vs the boundary floor', rateOf('stream', W9_APP, W9_FLOOR), 'min', 0.7), extra: true },
+    { ...check('W9', 'datagram round trips/s, application API vs the boundary floor', rateOf('datagram', W9_APP, W9_FLOOR), 'min', 0.7), extra: true },
   ];
 }
 
@@ -122,7 +136,7 @@ export function w9Table(P: Params, rows: W9Row[]): string[] {
     '| server | stream MB/s | server CPU ms/MB | client core busy | datagram round trips/s | server CPU ms/1,000 | client core busy | failed |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const server of [W9_APP, W9_NATIVE, W9_GO]) {
+  for (const server of W9_SERVERS) {
     const failed = rows.filter((r) => r.server === server && r.error).length;
     lines.push(
       `| ${server} | ${med(rows, server, 'stream', 'rate').toFixed(1)} | ${med(rows, server, 'stream', 'server_cpu_ms_per_unit').toFixed(2)} | ${(100 * med(rows, server, 'stream', 'client_core_all')).toFixed(0)}% | ` +
