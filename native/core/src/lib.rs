@@ -22,6 +22,7 @@ pub mod connection_ids;
 pub mod counters;
 pub mod error;
 pub mod h3;
+pub mod id_map;
 pub mod ids;
 pub mod keylog;
 pub mod panic_report;

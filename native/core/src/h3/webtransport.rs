@@ -10,7 +10,7 @@
 //!   datagrams go to it and come from it, streams under the same body
 //!   credit as request bodies (`WtStream::App`).
 
-use std::collections::HashMap;
+use crate::id_map::IdMap;
 
 use super::codes::{capsule, stream_type, WEBTRANSPORT_BIDI_SIGNAL, WT_BUFFERED_STREAM_REJECTED, WT_SESSION_GONE};
 use crate::app::{Application, SessionStream};
@@ -279,7 +279,7 @@ pub fn refuse_stream(quic: &mut quiche::Connection, id: u64, bidi: bool) {
     }
 }
 
-pub type Sessions = HashMap<u64, Session>;
+pub type Sessions = IdMap<u64, Session>;
 
 /// RFC 9297 section 2.1: the Quarter Stream ID of an HTTP/3 datagram is
 /// below 2^60 (a client bidirectional stream ID fits in 62 bits).

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use crate::h3::connection::H3Connection;
+use crate::id_map::IdMap;
 use crate::ids::ConnId;
 
 pub struct Conn {
@@ -47,14 +48,14 @@ pub struct PacedPacket {
 }
 
 pub struct ConnTable {
-    conns: HashMap<ConnId, Conn>,
+    conns: IdMap<ConnId, Conn>,
     cids: HashMap<Vec<u8>, ConnId>,
     next_handle: u32,
 }
 
 impl Default for ConnTable {
     fn default() -> Self {
-        ConnTable { conns: HashMap::new(), cids: HashMap::new(), next_handle: 1 }
+        ConnTable { conns: IdMap::default(), cids: HashMap::new(), next_handle: 1 }
     }
 }
 

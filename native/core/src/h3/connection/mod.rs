@@ -4,7 +4,8 @@
 //! field sections with quiche's QPACK decoder, and turns finished pieces of
 //! work into boundary events. Responses come back as `respond` calls.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+use crate::id_map::IdMap;
 use std::sync::Arc;
 
 use quiche::h3::qpack;
@@ -121,8 +122,8 @@ pub struct H3Connection {
     peer_encoder: Option<u64>,
     peer_decoder: Option<u64>,
     peer_settings: Option<PeerSettings>,
-    streams: HashMap<u64, StreamState>,
-    outgoing: HashMap<u64, Outgoing>,
+    streams: IdMap<u64, StreamState>,
+    outgoing: IdMap<u64, Outgoing>,
     qpack_decoder: qpack::Decoder,
     qpack_encoder: qpack::Encoder,
     /// GOAWAY sent with this stream ID; requests at or above it are refused.
@@ -167,8 +168,8 @@ impl H3Connection {
             peer_encoder: None,
             peer_decoder: None,
             peer_settings: None,
-            streams: HashMap::new(),
-            outgoing: HashMap::new(),
+            streams: IdMap::default(),
+            outgoing: IdMap::default(),
             qpack_decoder: qpack::Decoder::new(),
             qpack_encoder: qpack::Encoder::new(),
             goaway: None,
@@ -176,7 +177,7 @@ impl H3Connection {
             closing: false,
             awaits_application: false,
             undelivered: Vec::new(),
-            sessions: Sessions::new(),
+            sessions: Sessions::default(),
             next_server_uni: CONTROL_STREAM_ID + 4,
             next_server_bidi: 1,
             gauges: Gauges::default(),
@@ -717,6 +718,6 @@ fn is_safe_method(method: &[u8]) -> bool {
     matches!(method, b"GET" | b"HEAD" | b"OPTIONS")
 }
 
-fn req_is_session(streams: &HashMap<u64, StreamState>, id: u64) -> bool {
+fn req_is_session(streams: &IdMap<u64, StreamState>, id: u64) -> bool {
     matches!(streams.get(&id), Some(StreamState::Request(r)) if r.session)
 }
