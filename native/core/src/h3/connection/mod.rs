@@ -126,6 +126,9 @@ pub struct H3Connection {
     outgoing: IdMap<u64, Outgoing>,
     qpack_decoder: qpack::Decoder,
     qpack_encoder: qpack::Encoder,
+    /// Where header sections are QPACK-encoded before they are framed; kept
+    /// between responses so that encoding one allocates nothing.
+    qpack_scratch: Vec<u8>,
     /// GOAWAY sent with this stream ID; requests at or above it are refused.
     goaway: Option<u64>,
     next_request_floor: u64,
@@ -172,6 +175,7 @@ impl H3Connection {
             outgoing: IdMap::default(),
             qpack_decoder: qpack::Decoder::new(),
             qpack_encoder: qpack::Encoder::new(),
+            qpack_scratch: Vec::new(),
             goaway: None,
             next_request_floor: 0,
             closing: false,

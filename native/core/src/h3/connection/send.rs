@@ -191,7 +191,7 @@ impl H3Connection {
                     self.counters.app_statuses.count(status);
                 }
                 // Refused as too large: the stream was reset, which must go out.
-                let Some(data) = self.encode_section(quic, id, status, fields) else { return true };
+                let Some(data) = self.encode_section(quic, id, status, fields, 0) else { return true };
                 let ends = trailers || (fin && !informational);
                 self.queue(quic, id, data, ends);
                 if ends {
@@ -250,7 +250,7 @@ impl H3Connection {
     /// client accepts (SETTINGS_MAX_FIELD_SECTION_SIZE, RFC 9114 section
     /// 4.2.2): the stream is then reset with H3_INTERNAL_ERROR and the
     /// application told why, rather than sending what the client refuses.
-    pub(super) fn encode_section(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])]) -> Option<Vec<u8>> {
+    pub(super) fn encode_section(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], extra: usize) -> Option<Vec<u8>> {
         let limit = self.peer_settings.as_ref().and_then(|p| p.max_field_section_size);
         if let Some(limit) = limit {
             let size = fields.iter().map(|(n, v)| n.len() + v.len() + 32).sum::<usize>() + if status == 0 { 0 } else { 7 + 3 + 32 };
@@ -266,7 +266,7 @@ impl H3Connection {
                 return None;
             }
         }
-        let encoded = if status == 0 { self.encode_fields(None, fields) } else { self.encode_headers(status, fields) };
+        let encoded = if status == 0 { self.encode_fields(None, fields, extra) } else { self.encode_headers(status, fields, extra) };
         if encoded.is_none() {
             let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_INTERNAL_ERROR);
         }
@@ -275,7 +275,7 @@ impl H3Connection {
 
     /// A whole response (head, body, FIN) after the size check.
     fn respond_checked(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], body: &[u8]) {
-        let Some(mut data) = self.encode_section(quic, id, status, fields) else { return };
+        let Some(mut data) = self.encode_section(quic, id, status, fields, data_frame_size(body)) else { return };
         if !body.is_empty() {
             frame::write_header(frame_type::DATA, body.len(), &mut data);
             data.extend_from_slice(body);
@@ -304,25 +304,29 @@ impl H3Connection {
     }
 
     /// A HEADERS frame carrying `:status` and the fields, QPACK-encoded
-    /// with the static table and literals only.
-    pub(super) fn encode_headers(&mut self, status: u16, fields: &[(&[u8], &[u8])]) -> Option<Vec<u8>> {
-        let status = status.to_string();
-        self.encode_fields(Some(status.as_bytes()), fields)
+    /// with the static table and literals only; `extra`: room to leave for
+    /// what the caller appends (a body's DATA frame).
+    pub(super) fn encode_headers(&mut self, status: u16, fields: &[(&[u8], &[u8])], extra: usize) -> Option<Vec<u8>> {
+        let mut digits = [0u8; 5];
+        let status = decimal(status, &mut digits);
+        self.encode_fields(Some(status), fields, extra)
     }
 
     /// A HEADERS frame: `:status` first when given (a trailer section has none).
-    fn encode_fields(&mut self, status: Option<&[u8]>, fields: &[(&[u8], &[u8])]) -> Option<Vec<u8>> {
+    fn encode_fields(&mut self, status: Option<&[u8]>, fields: &[(&[u8], &[u8])], extra: usize) -> Option<Vec<u8>> {
         let mut lines: Vec<Field<'_>> = Vec::with_capacity(fields.len() + 1);
         if let Some(status) = status {
             lines.push(Field(b":status", status));
         }
         lines.extend(fields.iter().map(|(n, v)| Field(n, v)));
         let bound = 16 + lines.iter().map(|f| f.0.len() + f.1.len() + 8).sum::<usize>();
-        let mut block = vec![0u8; bound];
-        let len = self.qpack_encoder.encode(&lines, &mut block).ok()?;
-        let mut data = Vec::with_capacity(len + 16);
+        if self.qpack_scratch.len() < bound {
+            self.qpack_scratch.resize(bound, 0);
+        }
+        let len = self.qpack_encoder.encode(&lines, &mut self.qpack_scratch[..bound]).ok()?;
+        let mut data = Vec::with_capacity(FRAME_HEADER_MAX + len + extra);
         frame::write_header(frame_type::HEADERS, len, &mut data);
-        data.extend_from_slice(&block[..len]);
+        data.extend_from_slice(&self.qpack_scratch[..len]);
         Some(data)
     }
 
@@ -330,7 +334,7 @@ impl H3Connection {
     /// fields are the core's.
     #[inline]
     pub(super) fn respond_bytes(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], body: &[u8]) {
-        let Some(mut data) = self.encode_headers(status, fields) else {
+        let Some(mut data) = self.encode_headers(status, fields, data_frame_size(body)) else {
             let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_INTERNAL_ERROR);
             return;
         };
@@ -558,9 +562,43 @@ impl quiche::h3::NameValue for Field<'_> {
     }
 }
 
+/// A frame header's largest size: type and length, each a varint of at
+/// most 8 bytes.
+const FRAME_HEADER_MAX: usize = 16;
+
+/// The bytes a body takes as one DATA frame (none when it is empty).
+fn data_frame_size(body: &[u8]) -> usize {
+    if body.is_empty() {
+        0
+    } else {
+        FRAME_HEADER_MAX + body.len()
+    }
+}
+
+/// `n` in decimal in `out`, without the formatter's allocation.
+fn decimal(mut n: u16, out: &mut [u8; 5]) -> &[u8] {
+    let mut at = out.len();
+    loop {
+        at -= 1;
+        out[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &out[at..];
+        }
+    }
+}
+
 #[cfg(test)]
 mod outgoing_tests {
     use super::*;
+
+    #[test]
+    fn statuses_are_written_in_decimal() {
+        let mut digits = [0u8; 5];
+        for (n, text) in [(0u16, "0"), (7, "7"), (103, "103"), (200, "200"), (404, "404"), (999, "999"), (65535, "65535")] {
+            assert_eq!(decimal(n, &mut digits), text.as_bytes());
+        }
+    }
 
     #[test]
     fn a_queue_that_never_empties_drops_what_quic_took() {

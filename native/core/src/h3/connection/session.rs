@@ -9,7 +9,7 @@ impl H3Connection {
         // The draft-02 response header is what Chromium's draft-02 code
         // path checks; later drafts ignore it.
         let fields: [(&[u8], &[u8]); 1] = [(b"sec-webtransport-http3-draft", b"draft02")];
-        if let Some(data) = self.encode_headers(200, &fields) {
+        if let Some(data) = self.encode_headers(200, &fields, 0) {
             self.counters.native_statuses.count(200);
             self.queue(quic, id, data, false);
         }
@@ -345,7 +345,7 @@ impl H3Connection {
                 // code path checks; later drafts ignore it.
                 let mut all: Vec<(&[u8], &[u8])> = fields.to_vec();
                 all.push((b"sec-webtransport-http3-draft", b"draft02"));
-                let Some(data) = self.encode_section(quic, id, status, &all) else {
+                let Some(data) = self.encode_section(quic, id, status, &all, 0) else {
                     Counters::sub(&self.counters.wt_sessions_open, 1);
                     return true;
                 };
