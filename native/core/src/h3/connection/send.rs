@@ -320,13 +320,17 @@ impl H3Connection {
         }
         lines.extend(fields.iter().map(|(n, v)| Field(n, v)));
         let bound = 16 + lines.iter().map(|f| f.0.len() + f.1.len() + 8).sum::<usize>();
-        if self.qpack_scratch.len() < bound {
-            self.qpack_scratch.resize(bound, 0);
+        // A rare large section gets a buffer of its own, so that every
+        // connection does not keep the largest it ever sent.
+        let mut own = Vec::new();
+        let scratch = if bound <= SCRATCH_MAX { &mut self.qpack_scratch } else { &mut own };
+        if scratch.len() < bound {
+            scratch.resize(bound, 0);
         }
-        let len = self.qpack_encoder.encode(&lines, &mut self.qpack_scratch[..bound]).ok()?;
+        let len = self.qpack_encoder.encode(&lines, &mut scratch[..bound]).ok()?;
         let mut data = Vec::with_capacity(FRAME_HEADER_MAX + len + extra);
         frame::write_header(frame_type::HEADERS, len, &mut data);
-        data.extend_from_slice(&self.qpack_scratch[..len]);
+        data.extend_from_slice(&scratch[..len]);
         Some(data)
     }
 
@@ -565,6 +569,9 @@ impl quiche::h3::NameValue for Field<'_> {
 /// A frame header's largest size: type and length, each a varint of at
 /// most 8 bytes.
 const FRAME_HEADER_MAX: usize = 16;
+
+/// The largest header section encoded in the connection's kept buffer.
+pub(super) const SCRATCH_MAX: usize = 4096;
 
 /// The bytes a body takes as one DATA frame (none when it is empty).
 fn data_frame_size(body: &[u8]) -> usize {

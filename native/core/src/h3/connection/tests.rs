@@ -545,3 +545,25 @@ fn an_application_stream_ended_after_its_bytes_were_acknowledged_still_ends() {
     pair.exchange();
     assert!(pair.received[&7].fin, "the FIN reached the client");
 }
+
+#[test]
+fn header_sections_large_and_small_arrive_whole_and_the_kept_buffer_stays_small() {
+    let mut pair = Pair::with(&options(true, false));
+    pair.client_preamble();
+    let big = vec![b'v'; 10 * 1024];
+    let sections: [(u64, &[u8]); 3] = [(0, b"small"), (4, &big), (8, b"small again")];
+    for (stream, value) in sections {
+        get(&mut pair, stream);
+        pair.h3.respond(&mut pair.server, stream, 200, &[(b"x-value", value), (b"content-type", b"text/plain")], b"body");
+        pair.exchange();
+        let data = &pair.received[&stream].data;
+        let (_, a) = crate::varint::decode(data).unwrap();
+        let (len, b) = crate::varint::decode(&data[a..]).unwrap();
+        let lines = decoded(&data[a + b..a + b + len as usize]);
+        assert_eq!(field(&lines, ":status"), Some("200"));
+        assert_eq!(field(&lines, "x-value").map(str::as_bytes), Some(value), "stream {stream}");
+        assert_eq!(field(&lines, "content-type"), Some("text/plain"));
+        assert!(data.ends_with(b"body"), "the body follows the head");
+    }
+    assert!(pair.h3.qpack_scratch.len() <= super::send::SCRATCH_MAX, "kept {} bytes", pair.h3.qpack_scratch.len());
+}
