@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Everything `npm run bench` needs, installed the way CI would: Debian's
 # caddy (the HTTP/3 peer) and nghttp2-client (h2load, for node:http2), the
-# quic-go load client, W9's webtransport-go echo server and client, the Python venv (aioquic: W4 and W7 clients), and
-# this project's build.
+# quic-go load client, W9's webtransport-go echo server and client, the Python venv (aioquic: W4 and W7 clients),
+# valgrind (bench/tools/callgrind-w1.sh), and this project's build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(caddy nghttp2-client)
+packages=(caddy nghttp2-client valgrind)
 bash scripts/apt-install.sh "${packages[@]}"
 command -v go >/dev/null || { echo "bench/setup.sh: Go is required for the load client (bench/loadclient)" >&2; exit 1; }
 
