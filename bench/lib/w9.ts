@@ -107,8 +107,8 @@ const med = (rows: W9Row[], server: string, mode: W9Row['mode'], key: 'rate' | '
 
 /** W9's targets: the application API against webtransport-go, by rate; CPU per unit shown beside it. */
 export function w9Checks(rows: W9Row[]): Check[] {
-  const ratio = (mode: W9Row['mode'], over = W9_GO) => med(rows, W9_APP, mode, 'rate') / med(rows, over, mode, 'rate');
   const rateOf = (mode: W9Row['mode'], a: string, b: string) => med(rows, a, mode, 'rate') / med(rows, b, mode, 'rate');
+  const ratio = (mode: W9Row['mode'], over = W9_GO) => rateOf(mode, W9_APP, over);
   const cpuRatio = (mode: W9Row['mode'], of = W9_APP) => med(rows, W9_GO, mode, 'server_cpu_ms_per_unit') / med(rows, of, mode, 'server_cpu_ms_per_unit');
   return [
     check('W9', 'stream echo MB/s, application API vs webtransport-go', ratio('stream'), 'min', 1.5),

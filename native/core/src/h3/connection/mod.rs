@@ -5,7 +5,6 @@
 //! work into boundary events. Responses come back as `respond` calls.
 
 use std::collections::VecDeque;
-use crate::id_map::IdMap;
 use std::sync::Arc;
 
 use quiche::h3::qpack;
@@ -17,6 +16,7 @@ use super::frame::{self, Context, FrameEvent, FrameReader};
 use super::settings::{self, LocalSettings, PeerSettings};
 use super::webtransport::{self as wt, CapsuleEvent, Session, Sessions, WtStream};
 use crate::app::{AbortReason, Action, Application, Reply, Request, Response, SessionStream};
+use crate::id_map::IdMap;
 use crate::counters::Counters;
 use crate::ids::{ConnId, StreamId};
 use crate::varint::{self, Partial};
@@ -126,8 +126,9 @@ pub struct H3Connection {
     outgoing: IdMap<u64, Outgoing>,
     qpack_decoder: qpack::Decoder,
     qpack_encoder: qpack::Encoder,
-    /// Where header sections are QPACK-encoded before they are framed; kept
-    /// between responses so that encoding one allocates nothing.
+    /// Where header sections of up to 4 KiB are QPACK-encoded before they
+    /// are framed; kept between responses so that the encoding buffer is
+    /// not allocated and zeroed for each one.
     qpack_scratch: Vec<u8>,
     /// GOAWAY sent with this stream ID; requests at or above it are refused.
     goaway: Option<u64>,
