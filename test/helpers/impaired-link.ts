@@ -38,8 +38,15 @@ export interface LinkRules {
 export interface ImpairedLink {
   /** The port clients connect to instead of the server's. */
   readonly port: number;
-  /** Server-to-client datagrams: arrival time at the relay (ms, hrtime), size, and whether a long header opens it. */
-  readonly fromServer: { at: number; size: number; long: boolean }[];
+  /**
+   * Server-to-client datagrams: arrival time at the relay (ms, hrtime),
+   * size, whether a long header opens it, and whether the relay passed it
+   * on unaltered (not lost, blackholed or corrupted; a drop at the
+   * bottleneck's full queue later is not reflected here).
+   */
+  readonly fromServer: RelayedDatagram[];
+  /** Client-to-server datagrams: the same record the other way. */
+  readonly fromClient: RelayedDatagram[];
   /** UDP payload bytes the relay passed on to the client (after every rule). */
   readonly delivered: { toClientBytes: number };
   /** Datagrams dropped by the loss rule, and by the bottleneck's full queue. */
@@ -59,7 +66,23 @@ export interface ImpairedLink {
    * still when this process waits for a core), over every delayed datagram.
    */
   lateness(): { count: number; meanMs: number; p99Ms: number; maxMs: number };
+  /**
+   * The longest stretch, up to now, in which no server datagram reached the
+   * client intact: its length (ms), the server datagrams the relay lost or
+   * corrupted in it, and the client datagrams that reached the server
+   * intact in it and were followed by no server datagram within a second
+   * (the server went quiet on a client it heard, rather than the link
+   * swallowing its answers).
+   */
+  longestSilenceToClient(): { ms: number; destroyed: number; unanswered: number };
   close(): void;
+}
+
+export interface RelayedDatagram {
+  at: number;
+  size: number;
+  long: boolean;
+  intact: boolean;
 }
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
@@ -69,7 +92,8 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
   const front = dgram.createSocket('udp4');
   const delay = rules.delayMs ?? 0;
   const loss = rules.loss ?? 0;
-  const fromServer: { at: number; size: number; long: boolean }[] = [];
+  const fromServer: RelayedDatagram[] = [];
+  const fromClient: RelayedDatagram[] = [];
   const dropped = { toServer: 0, toClient: 0, queueFull: 0 };
   const impaired = { corrupted: 0, reordered: 0, blackholed: 0, rebinds: 0, silenced: 0 };
   const amplification = { received: 0, sent: 0, worstExcess: -Infinity };
@@ -99,9 +123,10 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
       }, delay);
     } else send();
   };
-  const corrupt = (msg: Buffer) => {
+  const corrupt = (msg: Buffer, record: RelayedDatagram) => {
     if (!rules.corrupt || Math.random() >= rules.corrupt) return msg;
     impaired.corrupted++;
+    record.intact = false;
     const i = Math.floor(Math.random() * msg.length);
     msg[i] ^= 1 + Math.floor(Math.random() * 255);
     return msg;
@@ -124,6 +149,8 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
   front.on('message', (msg, rinfo) => {
     client = { address: rinfo.address, port: rinfo.port };
     const now = nowMs();
+    const record: RelayedDatagram = { at: now, size: msg.length, long: (msg[0] & 0x80) !== 0, intact: false };
+    fromClient.push(record);
     if (firstClientAt === 0) firstClientAt = now;
     else if (rules.silenceClientAfterFirstMs && now - firstClientAt < rules.silenceClientAfterFirstMs) {
       impaired.silenced++;
@@ -138,10 +165,12 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
       if (hasHandshakePacket(msg)) validated = true;
       else amplification.received += msg.length;
     }
-    toServer(corrupt(msg));
+    record.intact = true;
+    toServer(corrupt(msg, record));
   });
   const onServerDatagram = (msg: Buffer) => {
-    fromServer.push({ at: nowMs(), size: msg.length, long: (msg[0] & 0x80) !== 0 });
+    const record: RelayedDatagram = { at: nowMs(), size: msg.length, long: (msg[0] & 0x80) !== 0, intact: false };
+    fromServer.push(record);
     serverBytes += msg.length;
     if (!validated) {
       amplification.sent += msg.length;
@@ -150,9 +179,13 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
     if (rules.blackhole && blackholeUntil === 0 && serverBytes >= rules.blackhole.afterBytes) blackholeUntil = nowMs() + rules.blackhole.forMs;
     if (rules.rebind && !rebindTimer && serverBytes >= (rules.rebind.afterBytes ?? 0)) startRebinding(rules.rebind);
     if (dark()) return;
-    if (Math.random() < loss) dropped.toClient++;
-    else if (bottleneck) bottleneck.offer(corrupt(msg));
-    else toClient(corrupt(msg));
+    if (Math.random() < loss) {
+      dropped.toClient++;
+      return;
+    }
+    record.intact = true;
+    if (bottleneck) bottleneck.offer(corrupt(msg, record));
+    else toClient(corrupt(msg, record));
   };
   const bindBack = async (address: string) => {
     const sock = dgram.createSocket('udp4');
@@ -178,6 +211,7 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
   return {
     port: (front.address() as AddressInfo).port,
     fromServer,
+    fromClient,
     delivered,
     dropped,
     impaired,
@@ -195,6 +229,20 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
         }
       }
       return { count, meanMs: count ? lateSum / count : 0, p99Ms: p99, maxMs: lateMax };
+    },
+    longestSilenceToClient: () => {
+      let best = { from: firstClientAt || nowMs(), to: 0 };
+      let from = best.from;
+      const end = nowMs();
+      for (const d of [...fromServer.filter((x) => x.intact).map((x) => x.at), end]) {
+        if (d - from > best.to - best.from) best = { from, to: d };
+        from = d;
+      }
+      const inside = (x: RelayedDatagram) => x.at > best.from && x.at < best.to;
+      const destroyed = fromServer.filter((x) => inside(x) && !x.intact).length;
+      const answered = (x: RelayedDatagram) => fromServer.some((y) => y.at >= x.at && y.at <= x.at + 1000);
+      const unanswered = fromClient.filter((x) => inside(x) && x.intact && !answered(x)).length;
+      return { ms: best.to - best.from, destroyed, unanswered };
     },
     close: () => {
       closed = true;
