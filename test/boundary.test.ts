@@ -48,7 +48,7 @@ describe('boundary protocol: golden bytes shared with the Rust half', () => {
     const closed: ConnClosedInfo = { conn: 9, how: CloseHow.Peer, isApp: true, errorCode: 0x100, reason: 'bye \u2713', peer: '[::1]:443', cid: 'abcd' };
     assert.deepEqual(calls, [
       ['onRequest', 7, 4, RequestFlag.Complete | RequestFlag.HasBody,
-        [':method', 'POST', ':path', '/upload?x=1', 'content-type', 'text/plain', 'x-latin1', 'a\u00e9'], Buffer.from('hello')],
+        [':method', 'POST', ':path', '/upload?x=1', ':authority', 'example.com', ':scheme', 'https', 'content-type', 'text/plain', 'x-latin1', 'a\u00e9'], Buffer.from('hello')],
       ['onBody', 7, 8, Buffer.from([0, 1, 2, 255]), true],
       ['onStreamAborted', 7, 12, AbortReason.PeerReset, 0x10c],
       ['onConnOpen', 9, '127.0.0.1:5000', '00ff'],

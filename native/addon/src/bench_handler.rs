@@ -54,10 +54,6 @@ impl NativeHandler {
 const TEXT: (&[u8], &[u8]) = (b"content-type", b"text/plain");
 const TEXT_ONLY: &[(&[u8], &[u8])] = &[TEXT];
 
-fn field<'a>(head: &'a RequestHead, name: &[u8]) -> Option<&'a [u8]> {
-    head.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
-}
-
 /// The benchmark's answerer in front of the JavaScript link.
 pub struct BenchHandler {
     handler: NativeHandler,
@@ -81,7 +77,7 @@ impl BenchHandler {
                 Response { status: 200, fields: TEXT_ONLY, body: &self.body }
             }
             NativeHandler::ProfileA => {
-                let path = head.path.as_deref().unwrap_or(b"");
+                let path = head.path().unwrap_or(b"");
                 let path = path.split(|b| *b == b'?').next().unwrap_or(b"");
                 match path {
                     b"/redirect" => Response { status: 302, fields: &[(b"location", b"/target")], body: b"" },
@@ -92,7 +88,7 @@ impl BenchHandler {
                     },
                     b"/secret" => {
                         let authorized =
-                            field(head, b"authorization") == Some(BEARER) || field(head, b"cookie") == Some(SESSION_COOKIE);
+                            head.field(b"authorization") == Some(BEARER) || head.field(b"cookie") == Some(SESSION_COOKIE);
                         if authorized {
                             text(200, b"secret: the owl flies at midnight\n")
                         } else {

@@ -78,20 +78,20 @@ impl EventBatch {
         self.head(kind::REQUEST, conn);
         self.f64(stream);
         self.u8(flags);
-        let pseudo = [(&b":path"[..], &head.path), (b":authority", &head.authority), (b":scheme", &head.scheme)];
+        let pseudo = [(&b":path"[..], head.path()), (b":authority", head.authority()), (b":scheme", head.scheme())];
         let present = pseudo.iter().filter(|(_, v)| v.is_some()).count();
-        self.u16((1 + present + head.fields.len()) as u16);
+        self.u16((1 + present + head.fields().len()) as u16);
         self.short_bytes(b":method");
-        self.long_bytes(&head.method);
+        self.long_bytes(head.method());
         for (n, v) in pseudo {
             if let Some(v) = v {
                 self.short_bytes(n);
                 self.long_bytes(v);
             }
         }
-        for (n, v) in &head.fields {
-            self.short_bytes(n);
-            self.long_bytes(v);
+        for (name, value) in head.fields() {
+            self.short_bytes(name);
+            self.long_bytes(value);
         }
         if flags & request_flag::HAS_BODY != 0 {
             self.long_bytes(body);

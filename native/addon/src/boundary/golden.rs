@@ -9,7 +9,8 @@
 use super::codes::{abort_reason, close_how, command_kind, event_kind as kind, log_level, request_flag, wt_stream};
 use super::commands::{Command, CommandReader, What};
 use super::events::EventBatch;
-use h3core::h3::request::RequestHead;
+use h3core::h3::request::validate_request;
+use quiche::h3::Header;
 
 const EVENTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/test/golden/events.bin");
 const COMMANDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/test/golden/commands.bin");
@@ -23,12 +24,15 @@ const BIG_STREAM: u64 = (1 << 53) - 4;
 fn golden_events() -> (Vec<u8>, Vec<u8>) {
     let mut b = EventBatch::default();
     let mut kinds = Vec::new();
-    let head = RequestHead {
-        method: b"POST".to_vec(),
-        path: Some(b"/upload?x=1".to_vec()),
-        fields: vec![(b"content-type".to_vec(), b"text/plain".to_vec()), (b"x-latin1".to_vec(), vec![b'a', 0xe9])],
-        ..RequestHead::default()
-    };
+    let lines = [
+        Header::new(b":method", b"POST"),
+        Header::new(b":scheme", b"https"),
+        Header::new(b":authority", b"example.com"),
+        Header::new(b":path", b"/upload?x=1"),
+        Header::new(b"content-type", b"text/plain"),
+        Header::new(b"x-latin1", &[b'a', 0xe9]),
+    ];
+    let head = validate_request(lines.to_vec()).expect("a valid request head");
     b.request(7, 4, request_flag::COMPLETE | request_flag::HAS_BODY, &head, b"hello");
     kinds.push(kind::REQUEST);
     b.body(7, 8, &[0, 1, 2, 255], true);

@@ -624,7 +624,7 @@ impl H3Connection {
                 req.session = true;
                 req.delivered = true;
                 let head = req.message.head.take().unwrap_or_default();
-                req.session_path = head.path.clone().unwrap_or_default();
+                req.session_path = head.path().unwrap_or_default().to_vec();
                 let request = Request { head: &head, early_data: req.early_data, complete: false, ended: false, body: None, session: true };
                 let _ = app.on_request(self.conn, StreamId(id), request);
                 self.awaits_application = true;
@@ -632,7 +632,7 @@ impl H3Connection {
             Feed::OpenSession => {
                 req.session = true;
                 req.responded = true;
-                let path = req.message.head.take().and_then(|h| h.path).unwrap_or_default();
+                let path = req.message.head.take().and_then(|h| h.path().map(<[u8]>::to_vec)).unwrap_or_default();
                 self.accept_session(quic, id, &path, app);
             }
         }
@@ -655,7 +655,7 @@ impl H3Connection {
                 // (a small upload, read in one go) rides in the request, as in
                 // buffered mode, rather than in a BODY event of its own. It
                 // needs no credit: nothing more will be read.
-                if req.early_data && !self.options.early_data_any_method && !is_safe_method(&head.method) {
+                if req.early_data && !self.options.early_data_any_method && !is_safe_method(head.method()) {
                     // RFC 8470 section 5.2: a request that is unsafe to
                     // replay, sent as early data, waits for the handshake:
                     // 425 tells the client to send it again after.

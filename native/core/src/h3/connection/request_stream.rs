@@ -206,7 +206,7 @@ impl Message {
             }
         };
         let h = validate_request(lines)?;
-        if cx.panic_on_path.is_some() && h.path.as_deref() == cx.panic_on_path {
+        if cx.panic_on_path.is_some() && h.path() == cx.panic_on_path {
             panic!("fault injection: request for the configured panic path");
         }
         self.content_length = h.content_length;
@@ -216,7 +216,7 @@ impl Message {
             // This server is not a proxy.
             fed = Feed::Answer(501);
         } else if h.is_extended_connect() {
-            let is_wt = h.protocol.as_deref().is_some_and(wt::is_webtransport_protocol);
+            let is_wt = h.protocol().is_some_and(wt::is_webtransport_protocol);
             if !cx.webtransport || !is_wt {
                 fed = Feed::Answer(501);
             } else if !wt::try_open(&cx.counters.wt_sessions_open, cx.wt_max_sessions) {
