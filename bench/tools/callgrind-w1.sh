@@ -19,12 +19,13 @@ out=bench/.work/callgrind; mkdir -p "$out"
 port=$((24000 + RANDOM % 1000))
 stamp=$(date +%s)
 # The launcher reads commands on stdin: keep it open and quiet.
-sleep 3600 | valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/w1.$stamp.%p" \
+sleep 3600 2>/dev/null | valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/w1.$stamp.%p" \
   node bench/servers/h3-node.mjs a "$port" --native a --addon "$addon" > "$out/w1.$stamp.log" 2>&1 &
 for _ in $(seq 180); do ss -ulpn | grep -q ":$port " && break; sleep 1; done
 pid=$(ss -ulpn | grep ":$port " | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
 [ -n "$pid" ] || { echo "callgrind-w1: the server did not start (log: $out/w1.$stamp.log)" >&2; exit 1; }
-trap 'kill "$pid" 2>/dev/null || true' EXIT
+# The stdin-holding sleep goes too, or a reader of this script's output waits an hour.
+trap 'kill "$pid" 2>/dev/null || true; pkill -P $$ -x sleep 2>/dev/null || true' EXIT
 load() { bench/loadclient/loadclient -url "https://127.0.0.1:$port/login" -conns 1 -streams 20 -requests "$1" -timeout 60s; }
 load 3000 > /dev/null
 callgrind_control -i on "$pid" > /dev/null
