@@ -360,9 +360,9 @@ function responseHeaders(response: Response): OutgoingHttpHeaders {
 const PENDING = Symbol('pending');
 type ReadResult = ReadableStreamReadResult<Uint8Array>;
 
-/** The read's result if the stream has it ready by the end of this turn of the event loop, else PENDING. */
-function readNow(read: Promise<ReadResult>): Promise<ReadResult | typeof PENDING> {
-  return Promise.race([read, new Promise<typeof PENDING>((resolve) => setImmediate(resolve, PENDING))]);
+/** Resolves to PENDING once this turn of the event loop is over (one immediate, however many reads race it). */
+function endOfTurn(): Promise<typeof PENDING> {
+  return new Promise((resolve) => setImmediate(resolve, PENDING));
 }
 
 /** How much a body may be collected before the headers go, to send a content-length with an in-memory body. */
@@ -389,8 +389,9 @@ async function writeResponse(response: Response, isHead: boolean, res: NodeRespo
     const collected: Uint8Array[] = [];
     let size = 0;
     let next: Promise<ReadResult> = reader.read();
+    const turnOver = endOfTurn();
     for (;;) {
-      const r = await readNow(next);
+      const r = await Promise.race([next, turnOver]);
       if (r === PENDING) break;
       if (gone.aborted) return;
       if (r.done) {
