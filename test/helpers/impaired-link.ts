@@ -87,6 +87,9 @@ export interface RelayedDatagram {
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
+/** A datagram's record as it arrives at the relay; `intact` is set once a rule has passed it on. */
+const arrived = (msg: Buffer, at: number): RelayedDatagram => ({ at, size: msg.length, long: (msg[0] & 0x80) !== 0, intact: false });
+
 /** Relays one client to the server at `serverPort` on 127.0.0.1 under `rules`. */
 export async function impairedLink(serverPort: number, rules: LinkRules): Promise<ImpairedLink> {
   const front = dgram.createSocket('udp4');
@@ -149,7 +152,7 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
   front.on('message', (msg, rinfo) => {
     client = { address: rinfo.address, port: rinfo.port };
     const now = nowMs();
-    const record: RelayedDatagram = { at: now, size: msg.length, long: (msg[0] & 0x80) !== 0, intact: false };
+    const record = arrived(msg, now);
     fromClient.push(record);
     if (firstClientAt === 0) firstClientAt = now;
     else if (rules.silenceClientAfterFirstMs && now - firstClientAt < rules.silenceClientAfterFirstMs) {
@@ -169,7 +172,7 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
     toServer(corrupt(msg, record));
   });
   const onServerDatagram = (msg: Buffer) => {
-    const record: RelayedDatagram = { at: nowMs(), size: msg.length, long: (msg[0] & 0x80) !== 0, intact: false };
+    const record = arrived(msg, nowMs());
     fromServer.push(record);
     serverBytes += msg.length;
     if (!validated) {
