@@ -45,9 +45,14 @@ export function parameters(quick: boolean) {
     /** Unmeasured requests before each measured W1/W3 run, for every server. */
     warmup: quick ? 3_000 : 10_000,
     w1Requests: quick ? 10_000 : 100_000,
-    /** W2: fresh connections per server per round (one full handshake and one GET /login each), after an unmeasured few. */
+    /** W2: fresh connections per server per round (one full handshake and one GET /login each). */
     w2Fresh: quick ? 100 : 2_000,
-    w2Warmup: quick ? 20 : 100,
+    /**
+     * W2's unmeasured fresh connections before those: V8 optimizes the
+     * connection path (open, close, its log line) only after 1,100 to 3,100
+     * of them even on a server W1 has warmed (--trace-opt, bench/README.md).
+     */
+    w2Warmup: quick ? 20 : 3_000,
     w3Requests: quick ? 5_000 : 50_000,
     w4Attempts: quick ? 1 : 3,
     w5Idle: quick ? 300 : 1000,

@@ -89,8 +89,8 @@ export async function measureW3(P: Params, s: Server, port: number, options: H3L
 }
 
 /**
- * W2's measured run on a started server: a few unmeasured fresh connections
- * (the connection open/close paths' JIT and pools), then P.w2Fresh fresh
+ * W2's measured run on a started server: P.w2Warmup unmeasured fresh
+ * connections (the connection open/close paths' JIT and pools), then P.w2Fresh fresh
  * connections one after another, each a full handshake (the client keeps no
  * session tickets) and one `GET /login`. Server CPU to the nanosecond
  * (schedstat): the figure is CPU per fresh connection, to within a few percent.
@@ -188,7 +188,7 @@ export class Workloads {
   }
 
   /** W1 and W2's servers: h3-node on both paths and Caddy, answering Profile A. */
-  private profileAServers(): Array<[string, () => Promise<Server & { port?: number; portA?: number }>]> {
+  profileAServers(): Array<[string, () => Promise<Server & { port?: number; portA?: number }>]> {
     return [
       [TS, () => this.startH3Node('a', false)],
       ...(this.hasNative ? [[NATIVE, () => this.startH3Node('a', true)] as [string, () => Promise<H3NodeServer>]] : []),

@@ -5,7 +5,7 @@
 // over the rounds, the ratio to Caddy) and the TTFB ratio. Same cores, same
 // client, same code as `npm run bench` (bench/lib). Writes nothing under
 // bench/results; with --json <file> the rows and the summary go there.
-//   node --import tsx bench/tools/w2.ts [--rounds 3] [--fresh 2000] [--quick] [--json <file>]
+//   node --import tsx bench/tools/w2.ts [--rounds 3] [--fresh 2000] [--warmup N] [--quick] [--json <file>]
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stopAll } from '../../test/helpers/process';
@@ -17,10 +17,11 @@ import { TS, Workloads } from '../lib/workloads';
 
 async function main() {
   const { values } = parseArgs({
-    options: { rounds: { type: 'string', default: '3' }, fresh: { type: 'string' }, quick: { type: 'boolean', default: false }, json: { type: 'string' } },
+    options: { rounds: { type: 'string', default: '3' }, fresh: { type: 'string' }, warmup: { type: 'string' }, quick: { type: 'boolean', default: false }, json: { type: 'string' } },
   });
   const P = { ...parameters(values.quick!), rounds: Number(values.rounds) };
   if (values.fresh) P.w2Fresh = Number(values.fresh);
+  if (values.warmup) P.w2Warmup = Number(values.warmup);
   fs.mkdirSync(WORK, { recursive: true });
   log(`W2 alone: ${P.rounds} round(s) of ${P.w2Fresh} fresh connections per server (after ${P.w2Warmup} unmeasured); servers on core ${SERVER_CORE}, client on core ${CLIENT_CORE}`);
   const h3 = await currentBuild();

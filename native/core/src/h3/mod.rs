@@ -4,6 +4,7 @@
 pub mod codes;
 pub mod connection;
 pub mod decoder_stream;
+pub mod encoded_lines;
 pub mod error;
 pub mod field_section;
 pub mod frame;

@@ -11,6 +11,7 @@ use quiche::h3::qpack;
 
 use super::codes::*;
 use super::decoder_stream::DecoderStreamReader;
+use super::encoded_lines;
 use super::error::{H3Error, H3Result};
 use super::frame::{self, Context, FrameEvent, FrameReader};
 use super::settings::{self, LocalSettings, PeerSettings};
@@ -125,7 +126,6 @@ pub struct H3Connection {
     streams: IdMap<u64, StreamState>,
     outgoing: IdMap<u64, Outgoing>,
     qpack_decoder: qpack::Decoder,
-    qpack_encoder: qpack::Encoder,
     /// Where header sections of up to 4 KiB are QPACK-encoded before they
     /// are framed; kept between responses so that the encoding buffer is
     /// not allocated and zeroed for each one.
@@ -175,7 +175,6 @@ impl H3Connection {
             streams: IdMap::default(),
             outgoing: IdMap::default(),
             qpack_decoder: qpack::Decoder::new(),
-            qpack_encoder: qpack::Encoder::new(),
             qpack_scratch: Vec::new(),
             goaway: None,
             next_request_floor: 0,

@@ -313,25 +313,25 @@ impl H3Connection {
     }
 
     /// A HEADERS frame: `:status` first when given (a trailer section has none).
+    /// Lines the I/O thread encoded before come from its memo (encoded_lines.rs).
     fn encode_fields(&mut self, status: Option<&[u8]>, fields: &[(&[u8], &[u8])], extra: usize) -> Option<Vec<u8>> {
-        let mut lines: Vec<Field<'_>> = Vec::with_capacity(fields.len() + 1);
-        if let Some(status) = status {
-            lines.push(Field(b":status", status));
+        let status = status.map(|s| (&b":status"[..], s));
+        let lines = status.into_iter().chain(fields.iter().copied());
+        let scratch = &mut self.qpack_scratch;
+        scratch.clear();
+        let encoded = encoded_lines::encode_section(lines, scratch);
+        let data = encoded.map(|()| {
+            let mut data = Vec::with_capacity(FRAME_HEADER_MAX + scratch.len() + extra);
+            frame::write_header(frame_type::HEADERS, scratch.len(), &mut data);
+            data.extend_from_slice(scratch);
+            data
+        });
+        // A rare large section does not leave every connection keeping the
+        // largest buffer it ever needed.
+        if scratch.capacity() > SCRATCH_MAX {
+            *scratch = Vec::new();
         }
-        lines.extend(fields.iter().map(|(n, v)| Field(n, v)));
-        let bound = 16 + lines.iter().map(|f| f.0.len() + f.1.len() + 8).sum::<usize>();
-        // A rare large section gets a buffer of its own, so that every
-        // connection does not keep the largest it ever sent.
-        let mut own = Vec::new();
-        let scratch = if bound <= SCRATCH_MAX { &mut self.qpack_scratch } else { &mut own };
-        if scratch.len() < bound {
-            scratch.resize(bound, 0);
-        }
-        let len = self.qpack_encoder.encode(&lines, &mut scratch[..bound]).ok()?;
-        let mut data = Vec::with_capacity(FRAME_HEADER_MAX + len + extra);
-        frame::write_header(frame_type::HEADERS, len, &mut data);
-        data.extend_from_slice(&scratch[..len]);
-        Some(data)
+        data
     }
 
     /// The core's own answers (413, 429, 431, 501): no size check, the
@@ -550,19 +550,6 @@ impl H3Connection {
                 self.streams.remove(&id);
             }
         }
-    }
-}
-
-/// A field line borrowed from the caller, for quiche's QPACK encoder.
-struct Field<'a>(&'a [u8], &'a [u8]);
-
-impl quiche::h3::NameValue for Field<'_> {
-    fn name(&self) -> &[u8] {
-        self.0
-    }
-
-    fn value(&self) -> &[u8] {
-        self.1
     }
 }
 
