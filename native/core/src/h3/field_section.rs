@@ -63,4 +63,43 @@ mod tests {
         assert_eq!(run(&[0x00, 0x00, 0xd1], 42), Ok(1));
         assert_eq!(run(&[0x00, 0x00, 0xd1], 41), Err(FieldSectionError::TooLarge));
     }
+
+    fn encoded(lines: &[(&[u8], &[u8])]) -> Vec<u8> {
+        let headers: Vec<Header> = lines.iter().map(|(n, v)| Header::new(n, v)).collect();
+        let mut out = vec![0; 8192];
+        let n = qpack::Encoder::new().encode(&headers, &mut out).unwrap();
+        out.truncate(n);
+        out
+    }
+
+    // quiche's decoder keeps Huffman-decoded strings per thread (patch 07,
+    // native/patches): the same block decodes to the same lines each time,
+    // past the memo's bound too, and the size limit holds on every decode.
+    #[test]
+    fn repeated_huffman_strings_decode_the_same_every_time() {
+        use quiche::h3::NameValue;
+        let values: Vec<String> = (0..600).map(|i| format!("Mozilla/5.0 (X11; Linux x86_64) build {i}")).collect();
+        for _ in 0..3 {
+            for v in &values {
+                let lines: [(&[u8], &[u8]); 3] = [(b":method", b"GET"), (b"user-agent", v.as_bytes()), (b"x-Custom-Name", b"some value")];
+                let block = encoded(&lines);
+                let need: u64 = lines.iter().map(|(n, v)| (n.len() + v.len() + 32) as u64).sum();
+                let got = decode(&mut qpack::Decoder::new(), &block, need).unwrap();
+                let got: Vec<(Vec<u8>, Vec<u8>)> = got.iter().map(|h| (h.name().to_vec(), h.value().to_vec())).collect();
+                assert_eq!(got[1], (b"user-agent".to_vec(), v.as_bytes().to_vec()));
+                assert_eq!(got[2], (b"x-custom-name".to_vec(), b"some value".to_vec()));
+                assert_eq!(run(&block, need - 1), Err(FieldSectionError::TooLarge));
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_huffman_string_fails_every_time() {
+        // user-agent (static 95) with a Huffman value of 32 one bits: it
+        // holds EOS, an error (RFC 7541 section 5.2). quiche reports it as too large.
+        let block = [0x00, 0x00, 0x5f, 0x50, 0x84, 0xff, 0xff, 0xff, 0xff];
+        let first = run(&block, 10_000);
+        assert!(first.is_err());
+        assert_eq!(run(&block, 10_000), first);
+    }
 }
