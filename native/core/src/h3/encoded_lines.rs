@@ -14,7 +14,7 @@
 //! bytes each; within a set the line used longest ago makes room.
 
 use std::cell::RefCell;
-use std::hash::Hasher;
+use std::hash::{BuildHasher, Hasher};
 
 use quiche::h3::qpack;
 
@@ -43,6 +43,9 @@ struct Entry {
 
 #[derive(Default)]
 pub struct EncodedLines {
+    /// Random per memo, so that which lines share a set cannot be worked
+    /// out from the lines.
+    seed: u64,
     /// Each set most recently used first.
     sets: Vec<[Option<Entry>; WAYS]>,
     /// Lines answered from the memo (tests read it).
@@ -62,8 +65,8 @@ impl quiche::h3::NameValue for Line<'_> {
     }
 }
 
-fn set_of(name: &[u8], value: &[u8]) -> usize {
-    let mut h = rustc_hash::FxHasher::default();
+fn set_of(seed: u64, name: &[u8], value: &[u8]) -> usize {
+    let mut h = rustc_hash::FxHasher::with_seed(seed as usize);
     h.write(name);
     h.write_usize(name.len());
     h.write(value);
@@ -102,8 +105,9 @@ impl EncodedLines {
         }
         if self.sets.is_empty() {
             self.sets.resize_with(SETS, Default::default);
+            self.seed = std::collections::hash_map::RandomState::new().hash_one(0u8);
         }
-        let set = &mut self.sets[set_of(name, value)];
+        let set = &mut self.sets[set_of(self.seed, name, value)];
         let found = set.iter().position(|e| {
             e.as_ref().is_some_and(|e| e.name_len == name.len() && e.line[..e.name_len] == *name && e.line[e.name_len..] == *value)
         });
