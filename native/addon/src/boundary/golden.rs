@@ -10,7 +10,6 @@ use super::codes::{abort_reason, close_how, command_kind, event_kind as kind, lo
 use super::commands::{Command, CommandReader, What};
 use super::events::EventBatch;
 use h3core::h3::request::validate_request;
-use quiche::h3::Header;
 
 const EVENTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/test/golden/events.bin");
 const COMMANDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/test/golden/commands.bin");
@@ -24,15 +23,15 @@ const BIG_STREAM: u64 = (1 << 53) - 4;
 fn golden_events() -> (Vec<u8>, Vec<u8>) {
     let mut b = EventBatch::default();
     let mut kinds = Vec::new();
-    let lines = [
-        Header::new(b":method", b"POST"),
-        Header::new(b":scheme", b"https"),
-        Header::new(b":authority", b"example.com"),
-        Header::new(b":path", b"/upload?x=1"),
-        Header::new(b"content-type", b"text/plain"),
-        Header::new(b"x-latin1", &[b'a', 0xe9]),
+    let lines: [(&[u8], &[u8]); 6] = [
+        (b":method", b"POST"),
+        (b":scheme", b"https"),
+        (b":authority", b"example.com"),
+        (b":path", b"/upload?x=1"),
+        (b"content-type", b"text/plain"),
+        (b"x-latin1", &[b'a', 0xe9]),
     ];
-    let head = validate_request(lines.to_vec()).expect("a valid request head");
+    let head = validate_request(lines.into_iter().collect()).expect("a valid request head");
     b.request(7, 4, request_flag::COMPLETE | request_flag::HAS_BODY, &head, b"hello");
     kinds.push(kind::REQUEST);
     b.body(7, 8, &[0, 1, 2, 255], true);

@@ -3,7 +3,8 @@
 //! table: the Required Insert Count.
 
 use quiche::h3::qpack;
-use quiche::h3::Header;
+
+use super::field_lines::FieldLines;
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum FieldSectionError {
@@ -18,12 +19,13 @@ pub enum FieldSectionError {
 /// Insert Count an encoder can produce is 0, encoded as a single zero byte
 /// (section 4.5.1.1); any other value is an error even when the lines that
 /// follow reference only the static table, which quiche's decoder accepts.
-pub fn decode(decoder: &mut qpack::Decoder, block: &[u8], max_size: u64) -> Result<Vec<Header>, FieldSectionError> {
+pub fn decode(decoder: &mut qpack::Decoder, block: &[u8], max_size: u64) -> Result<FieldLines, FieldSectionError> {
     if block.first() != Some(&0) {
         return Err(FieldSectionError::Invalid);
     }
-    match decoder.decode(block, max_size) {
-        Ok(lines) => Ok(lines),
+    let mut lines = FieldLines::for_block(block.len());
+    match decoder.decode_to(block, max_size, &mut lines) {
+        Ok(()) => Ok(lines),
         Err(qpack::Error::HeaderListTooLarge) => Err(FieldSectionError::TooLarge),
         Err(_) => Err(FieldSectionError::Invalid),
     }
@@ -65,6 +67,7 @@ mod tests {
     }
 
     fn encoded(lines: &[(&[u8], &[u8])]) -> Vec<u8> {
+        use quiche::h3::Header;
         let headers: Vec<Header> = lines.iter().map(|(n, v)| Header::new(n, v)).collect();
         let mut out = vec![0; 8192];
         let n = qpack::Encoder::new().encode(&headers, &mut out).unwrap();
@@ -77,7 +80,6 @@ mod tests {
     // past the memo's bound too, and the size limit holds on every decode.
     #[test]
     fn repeated_huffman_strings_decode_the_same_every_time() {
-        use quiche::h3::NameValue;
         let values: Vec<String> = (0..600).map(|i| format!("Mozilla/5.0 (X11; Linux x86_64) build {i}")).collect();
         for _ in 0..3 {
             for v in &values {
@@ -85,7 +87,7 @@ mod tests {
                 let block = encoded(&lines);
                 let need: u64 = lines.iter().map(|(n, v)| (n.len() + v.len() + 32) as u64).sum();
                 let got = decode(&mut qpack::Decoder::new(), &block, need).unwrap();
-                let got: Vec<(Vec<u8>, Vec<u8>)> = got.iter().map(|h| (h.name().to_vec(), h.value().to_vec())).collect();
+                let got: Vec<(Vec<u8>, Vec<u8>)> = got.iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect();
                 assert_eq!(got[1], (b"user-agent".to_vec(), v.as_bytes().to_vec()));
                 assert_eq!(got[2], (b"x-custom-name".to_vec(), b"some value".to_vec()));
                 assert_eq!(run(&block, need - 1), Err(FieldSectionError::TooLarge));

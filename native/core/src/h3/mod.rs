@@ -6,6 +6,7 @@ pub mod connection;
 pub mod decoder_stream;
 pub mod encoded_lines;
 pub mod error;
+pub mod field_lines;
 pub mod field_section;
 pub mod frame;
 pub mod request;

@@ -5,17 +5,17 @@
 
 use super::codes::H3_MESSAGE_ERROR;
 use super::error::{H3Error, H3Result};
-use quiche::h3::{Header, NameValue};
+use super::field_lines::FieldLines;
 
 /// A request's header section, validated. The decoded field lines are kept
-/// as QPACK produced them and the pseudo-headers are found by position, so
-/// a request costs no copy of its names and values here (two allocations
-/// and two copies per line before; W1's load client sends four lines).
+/// as the QPACK decoder wrote them (one buffer, field_lines.rs) and the
+/// pseudo-headers are found by position, so a request costs no copy of its
+/// names and values here.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RequestHead {
     /// The section as decoded: pseudo-header lines first (RFC 9114 section
     /// 4.3 requires it), then the regular field lines in the order received.
-    lines: Vec<Header>,
+    lines: FieldLines,
     /// Where the regular field lines start.
     first_field: usize,
     method: usize,
@@ -30,7 +30,7 @@ pub struct RequestHead {
 impl RequestHead {
     fn line(&self, i: usize) -> &[u8] {
         // Only the empty default head has no line to point at.
-        self.lines.get(i).map_or(&[], |l| l.value())
+        self.lines.get(i).map_or(&[], |(_, v)| v)
     }
 
     pub fn method(&self) -> &[u8] {
@@ -53,13 +53,9 @@ impl RequestHead {
         self.protocol.map(|i| self.line(i))
     }
 
-    fn regular(&self) -> &[Header] {
-        self.lines.get(self.first_field..).unwrap_or(&[])
-    }
-
     /// Regular field lines as (name, value), in the order received (cookie lines included).
     pub fn fields(&self) -> impl ExactSizeIterator<Item = (&[u8], &[u8])> {
-        self.regular().iter().map(|f| (f.name(), f.value()))
+        self.lines.iter_from(self.first_field)
     }
 
     /// The first regular field line named `name` (lowercase), if any.
@@ -106,13 +102,12 @@ fn set_once(slot: &mut Option<usize>, line: usize) -> H3Result<()> {
     Ok(())
 }
 
-pub fn validate_request(lines: Vec<Header>) -> H3Result<RequestHead> {
+pub fn validate_request(lines: FieldLines) -> H3Result<RequestHead> {
     let mut method = None;
     let mut head = RequestHead::default();
     let mut first_field = None;
 
-    for (i, line) in lines.iter().enumerate() {
-        let (name, value) = (line.name(), line.value());
+    for (i, (name, value)) in lines.iter().enumerate() {
         if !valid_value(value) {
             return Err(malformed("invalid characters in field value"));
         }
@@ -190,16 +185,15 @@ fn parse_content_length(v: &[u8]) -> H3Result<u64> {
 }
 
 /// Validates trailers: no pseudo-headers, same name rules as the header section.
-pub fn validate_trailers(lines: &[Header]) -> H3Result<()> {
-    for line in lines {
-        let name = line.name();
+pub fn validate_trailers(lines: &FieldLines) -> H3Result<()> {
+    for (name, value) in lines.iter() {
         if name.first() == Some(&b':') {
             return Err(malformed("pseudo-header in trailers"));
         }
         if name.is_empty() || !name.iter().all(|b| is_name_char(*b)) || is_connection_specific(name) {
             return Err(malformed("invalid trailer field name"));
         }
-        if !valid_value(line.value()) {
+        if !valid_value(value) {
             return Err(malformed("invalid characters in trailer value"));
         }
     }
@@ -210,8 +204,8 @@ pub fn validate_trailers(lines: &[Header]) -> H3Result<()> {
 mod tests {
     use super::*;
 
-    fn h(lines: &[(&str, &str)]) -> Vec<Header> {
-        lines.iter().map(|(n, v)| Header::new(n.as_bytes(), v.as_bytes())).collect()
+    fn h(lines: &[(&str, &str)]) -> FieldLines {
+        lines.iter().copied().collect()
     }
 
     const GOOD: &[(&str, &str)] =

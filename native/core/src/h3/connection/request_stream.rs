@@ -179,8 +179,7 @@ impl Message {
                 validate_trailers(&lines)?;
                 self.phase = Phase::Trailers;
                 if matches!(cx.mode, BodyMode::Streamed { .. }) {
-                    use quiche::h3::NameValue;
-                    self.trailers = Some(lines.iter().map(|l| (l.name().to_vec(), l.value().to_vec())).collect());
+                    self.trailers = Some(lines.iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect());
                 }
                 Ok(Feed::Read)
             }
