@@ -50,9 +50,8 @@ impl FieldLines {
     }
 
     fn end(&self) -> u32 {
-        // A section is bounded by SETTINGS_MAX_FIELD_SECTION_SIZE (at most
-        // a few MiB), far below u32.
-        u32::try_from(self.bytes.len()).expect("field section under 4 GiB")
+        // field_section::decode caps a section's decoded size below u32::MAX.
+        u32::try_from(self.bytes.len()).unwrap_or(u32::MAX)
     }
 }
 

@@ -24,6 +24,8 @@ pub fn decode(decoder: &mut qpack::Decoder, block: &[u8], max_size: u64) -> Resu
         return Err(FieldSectionError::Invalid);
     }
     let mut lines = FieldLines::for_block(block.len());
+    // FieldLines counts in u32: no limit lets a section decode past it.
+    let max_size = max_size.min(u64::from(u32::MAX));
     match decoder.decode_to(block, max_size, &mut lines) {
         Ok(()) => Ok(lines),
         Err(qpack::Error::HeaderListTooLarge) => Err(FieldSectionError::TooLarge),
@@ -76,7 +78,7 @@ mod tests {
     }
 
     // quiche's decoder keeps Huffman-decoded strings per thread (patch 07,
-    // native/patches): the same block decodes to the same lines each time,
+    // native/patches) and writes lines into FieldLines (patch 08): the same block decodes to the same lines each time,
     // past the memo's bound too, and the size limit holds on every decode.
     #[test]
     fn repeated_huffman_strings_decode_the_same_every_time() {
