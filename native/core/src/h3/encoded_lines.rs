@@ -28,11 +28,11 @@ const WAYS: usize = 4;
 /// Longer lines (name and value together) are encoded each time: they are
 /// rarely repeated word for word, and the memo stays under 64 x 4 x 3 x 256
 /// bytes however a handler names its fields.
-pub const LINE_MAX: usize = 256;
+const LINE_MAX: usize = 256;
 
 /// The bytes quiche's encoder puts before the first line (Required Insert
 /// Count and Base, both 0: no dynamic table).
-pub const SECTION_PREFIX: [u8; 2] = [0, 0];
+const SECTION_PREFIX: [u8; 2] = [0, 0];
 
 struct Entry {
     name_len: usize,
@@ -49,7 +49,7 @@ pub struct EncodedLines {
     /// Each set most recently used first.
     sets: Vec<[Option<Entry>; WAYS]>,
     /// Lines answered from the memo (tests read it).
-    pub hits: u64,
+    hits: u64,
 }
 
 /// A field line borrowed from the caller, in the shape quiche's encoder takes.
