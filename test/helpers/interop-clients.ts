@@ -252,7 +252,14 @@ const FETCH_SCRIPT = `async (reqs) => {
       const headers = {};
       res.headers.forEach((v, k) => (headers[k] = v));
       const body = await res.text();
-      const entries = performance.getEntriesByName(new URL(r.path, location.href).href);
+      // Chromium adds the Resource Timing entry after the body, in a later
+      // task: wait up to 2 s for it (CI once read none for a whole page).
+      const name = new URL(r.path, location.href).href;
+      let entries = performance.getEntriesByName(name);
+      for (let t = 0; !entries.length && t < 200; t++) {
+        await new Promise((ok) => setTimeout(ok, 10));
+        entries = performance.getEntriesByName(name);
+      }
       out.push({ status: res.status, headers, body, redirected: res.redirected, finalUrl: res.url,
         protocol: entries.length ? entries[entries.length - 1].nextHopProtocol : undefined, cookie: document.cookie });
     } catch (e) {
