@@ -322,16 +322,17 @@ export class Workloads {
    * transfer that fails is logged and left out (its checks read "not
    * measured"), so one stall does not lose the rest of the run.
    */
-  async w8() {
+  async w8(only?: (variant: string) => boolean, directions: ReadonlyArray<'upload' | 'download'> = ['upload', 'download']) {
     const P = this.P;
     const file = w8File(P.w8Bytes);
-    const servers: Array<[string, 'h3' | 'h2', () => Promise<Server & { port: number }>]> = [];
+    let servers: Array<[string, 'h3' | 'h2', () => Promise<Server & { port: number }>]> = [];
     if (this.hasCompat) servers.push([COMPAT, 'h3', () => startH3NodeCompat(this.h3, file)]);
     servers.push(
       [W8_STREAM, 'h3', () => startH3NodeStream(this.h3, file)],
       [W8_CADDY, 'h3', () => startCaddyW8(file)],
       [W8_H2, 'h2', () => startNodeHttp2Compat(file)],
     );
+    if (only) servers = servers.filter(([variant]) => only(variant));
     for (let round = 1; round <= P.w8Rounds; round++) {
       for (const [variant, proto, start] of servers) {
         let s: Server & { port: number };
@@ -343,7 +344,8 @@ export class Workloads {
         }
         const warm = await transfer(s, `https://127.0.0.1:${s.port}/upload`, 'upload', proto, P.w8Warmup, P.w8TimeoutS);
         if (warm.error) log(`  W8 ${variant}: warm-up upload failed: ${warm.error}`);
-        for (const [direction, urlPath] of [['upload', '/upload'], ['download', '/file']] as const) {
+        for (const direction of directions) {
+          const urlPath = direction === 'upload' ? '/upload' : '/file';
           if (direction === 'download') readThrough(file);
           const t = await transfer(s, `https://127.0.0.1:${s.port}${urlPath}`, direction, proto, P.w8Bytes, P.w8TimeoutS);
           this.w8Rows.push({ ...t, variant, round });

@@ -171,7 +171,31 @@ pub fn release_free_native_memory() -> bool {
     }
 }
 
-type EventCallback = ThreadsafeFunction<Buffer, Unknown<'static>, Buffer, Status, false>;
+type EventCallback = ThreadsafeFunction<EventBatchBytes, Unknown<'static>, EventBatchBytes, Status, false>;
+
+/// One finished event batch on its way to JavaScript. It arrives as a
+/// Buffer in memory Node allocates (`napi_create_buffer_copy`), and the
+/// Rust bytes are freed on the spot: V8 frees a Buffer only when a
+/// collection finds it dead, and the batch's memory then belongs to the
+/// allocator that kept it warm rather than to mimalloc's arena, whose
+/// pages freed by another thread come back only when the I/O thread
+/// collects them and are then purged, so every batch would fault fresh
+/// pages in (docs/design.md, "Event batches: copied into Node's memory").
+pub struct EventBatchBytes(Vec<u8>);
+
+impl ToNapiValue for EventBatchBytes {
+    unsafe fn to_napi_value(env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
+        let mut data = std::ptr::null_mut();
+        let mut out = std::ptr::null_mut();
+        // SAFETY: `env` is the live environment napi-rs calls this with;
+        // the source is `val`'s initialised bytes, alive until the copy returns.
+        let status = unsafe { napi::sys::napi_create_buffer_copy(env, val.0.len(), val.0.as_ptr().cast(), &mut data, &mut out) };
+        if status != napi::sys::Status::napi_ok {
+            return Err(Error::new(Status::from(status), "could not copy an event batch into a Buffer".to_owned()));
+        }
+        Ok(out)
+    }
+}
 
 /// The counters' snapshot for JavaScript, built from the one list in
 /// h3core's counters.rs: a plain number per counter and per self-answered
@@ -388,7 +412,7 @@ pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Bu
     };
     let inbox = Arc::new(Inbox::default());
     let sink: Sink = Box::new(move |batch: Vec<u8>| {
-        on_events.call(Buffer::from(batch), ThreadsafeFunctionCallMode::NonBlocking);
+        on_events.call(EventBatchBytes(batch), ThreadsafeFunctionCallMode::NonBlocking);
     });
     let link = JsLink::new(inbox.clone(), sink);
     let server = match options.bench_native_handler.as_deref() {

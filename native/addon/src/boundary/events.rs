@@ -4,6 +4,18 @@ use h3core::h3::request::RequestHead;
 
 use super::codes::{event_kind as kind, request_flag};
 
+/// Scratch capacity kept past a turn; a larger one (a burst of events) is
+/// given back to the allocator.
+const KEEP_CAPACITY: usize = 1 << 20;
+
+/// Events are written into one scratch buffer that stays with the I/O
+/// thread; each finished batch leaves as an exact-size copy. A batch given
+/// away as the growing buffer itself would carry up to twice its length in
+/// capacity that V8 never hears of (it counts the Buffer's length towards
+/// its external memory, and frees the batch only when a collection finds
+/// the Buffer dead), and would regrow from nothing every turn: a dozen
+/// reallocations, each a copy, for a 29 KiB upload batch (docs/design.md,
+/// "Event batches: one scratch buffer, exact-size copies").
 #[derive(Default)]
 pub struct EventBatch {
     buf: Vec<u8>,
@@ -28,8 +40,12 @@ impl EventBatch {
     /// eight bytes (JavaScript acknowledges batches by that number).
     pub fn take(&mut self, seq: u64) -> Vec<u8> {
         self.count = 0;
-        let mut out = std::mem::take(&mut self.buf);
-        out[..8].copy_from_slice(&(seq as f64).to_le_bytes());
+        self.buf[..8].copy_from_slice(&(seq as f64).to_le_bytes());
+        let out = self.buf.to_vec();
+        self.buf.clear();
+        if self.buf.capacity() > KEEP_CAPACITY {
+            self.buf = Vec::new();
+        }
         out
     }
 
