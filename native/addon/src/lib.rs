@@ -180,7 +180,7 @@ type EventCallback = ThreadsafeFunction<EventBatchBytes, Unknown<'static>, Event
 /// allocator that kept it warm rather than to mimalloc's arena, whose
 /// pages freed by another thread come back only when the I/O thread
 /// collects them and are then purged, so every batch would fault fresh
-/// pages in (docs/design.md, "Event batches: copied into Node's memory").
+/// pages in (docs/design.md, "Event batches in Node's memory").
 pub struct EventBatchBytes(Vec<u8>);
 
 impl ToNapiValue for EventBatchBytes {

@@ -9,13 +9,12 @@ use super::codes::{event_kind as kind, request_flag};
 const KEEP_CAPACITY: usize = 1 << 20;
 
 /// Events are written into one scratch buffer that stays with the I/O
-/// thread; each finished batch leaves as an exact-size copy. A batch given
-/// away as the growing buffer itself would carry up to twice its length in
-/// capacity that V8 never hears of (it counts the Buffer's length towards
-/// its external memory, and frees the batch only when a collection finds
-/// the Buffer dead), and would regrow from nothing every turn: a dozen
-/// reallocations, each a copy, for a 29 KiB upload batch (docs/design.md,
-/// "Event batches: one scratch buffer, exact-size copies").
+/// thread; each finished batch leaves as an exact-size copy, which the
+/// JavaScript thread copies into a Buffer of Node's and frees at once
+/// (`EventBatchBytes` in lib.rs). A batch handed over as the growing buffer
+/// itself would regrow from nothing every turn: a dozen reallocations, each
+/// a copy, for a 29 KiB upload batch (docs/design.md, "Event batches in
+/// Node's memory").
 #[derive(Default)]
 pub struct EventBatch {
     buf: Vec<u8>,
