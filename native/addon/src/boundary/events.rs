@@ -219,3 +219,43 @@ impl EventBatch {
         self.head(kind::SERVER_CLOSED, 0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch of one BODY event, written by a fresh writer.
+    fn body_batch(seq: u64, data: &[u8], fin: bool) -> Vec<u8> {
+        let mut b = EventBatch::default();
+        b.body(7, 4, data, fin);
+        b.take(seq)
+    }
+
+    #[test]
+    fn each_batch_leaves_exact_size_with_only_its_own_events() {
+        let mut b = EventBatch::default();
+        b.body(7, 4, &[1; 3000], false);
+        let first = b.take(1);
+        assert!(b.is_empty());
+        assert_eq!(b.len_bytes(), 0);
+        b.body(7, 4, &[2; 10], true);
+        let second = b.take(2);
+        // The scratch buffer is reused, but what leaves is a copy of one batch, no more.
+        assert_eq!(first, body_batch(1, &[1; 3000], false));
+        assert_eq!(second.len(), second.capacity());
+        assert_eq!(f64::from_le_bytes(second[..8].try_into().unwrap()), 2.0);
+        assert_eq!(second, body_batch(2, &[2; 10], true));
+    }
+
+    #[test]
+    fn a_burst_past_the_kept_capacity_is_given_back() {
+        let mut b = EventBatch::default();
+        b.body(1, 0, &vec![0; KEEP_CAPACITY + 1], false);
+        // seq, then BODY: kind, conn, stream, fin, length, the bytes.
+        assert_eq!(b.take(1).len(), 8 + 1 + 4 + 8 + 1 + 4 + KEEP_CAPACITY + 1);
+        assert!(b.buf.capacity() <= KEEP_CAPACITY);
+        b.body(1, 0, &[0; 100], false);
+        b.take(2);
+        assert!(b.buf.capacity() > 0, "a small batch keeps its scratch capacity");
+    }
+}
