@@ -320,7 +320,8 @@ export class Workloads {
    * each. HTTP/3 with the quic-go client, except node:http2
    * (HTTP/2 over TLS, Go's net/http). A server that fails to start or a
    * transfer that fails is logged and left out (its checks read "not
-   * measured"), so one stall does not lose the rest of the run.
+   * measured"), so one stall does not lose the rest of the run. `only`
+   * and `directions` narrow it (bench/tools/w8.ts); the full run uses all.
    */
   async w8(only?: (variant: string) => boolean, directions: ReadonlyArray<'upload' | 'download'> = ['upload', 'download']) {
     const P = this.P;
