@@ -173,14 +173,13 @@ pub fn release_free_native_memory() -> bool {
 
 type EventCallback = ThreadsafeFunction<EventBatchBytes, Unknown<'static>, EventBatchBytes, Status, false>;
 
-/// One finished event batch on its way to JavaScript. It arrives as a
-/// Buffer in memory Node allocates (`napi_create_buffer_copy`), and the
-/// Rust bytes are freed on the spot: V8 frees a Buffer only when a
-/// collection finds it dead, and the batch's memory then belongs to the
-/// allocator that kept it warm rather than to mimalloc's arena, whose
-/// pages freed by another thread come back only when the I/O thread
-/// collects them and are then purged, so every batch would fault fresh
-/// pages in (docs/design.md, "Event batches in Node's memory").
+/// One finished event batch on its way to JavaScript, where it becomes a
+/// Buffer in memory Node allocates (`napi_create_buffer_copy`); the Rust
+/// bytes are freed as soon as they are copied. A Buffer over the Rust bytes
+/// themselves kept them until V8 collected it, and mimalloc's arena, getting
+/// those pages back from the JavaScript thread in bursts, purged them and
+/// faulted them in again for the next batches (docs/design.md, "Event
+/// batches in Node's memory").
 pub struct EventBatchBytes(Vec<u8>);
 
 impl ToNapiValue for EventBatchBytes {
