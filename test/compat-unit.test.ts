@@ -7,7 +7,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
-import { pipeline, Writable } from 'node:stream';
+import { pipeline, Readable, Writable } from 'node:stream';
 import { createSecureServer, Http3SecureServer, Http3ServerRequest, Http3ServerResponse } from '../src';
 import { withDevHooks } from '../src/lib/dev-hooks';
 import { Exchange, ExchangeContext } from '../src/lib/compat/exchange';
@@ -97,6 +97,42 @@ describe('compat: request', () => {
     await once(req, 'end');
     assert.equal(chunks.length, 0);
     assert.equal(stream.consumed, 0);
+  });
+
+  it('a request nobody reads never builds its Readable; read after the response, it still ends and closes', async () => {
+    const { req, res } = open();
+    assert.ok(req instanceof Readable);
+    res.end('ok');
+    for (let i = 0; i < 4; i++) await tick();
+    assert.equal(Object.hasOwn(req, '_readableState'), false, 'no Readable state for a request nobody touched');
+    // Someone looks later: the stream wakes, ends (the dump it was owed) and closes.
+    const events: string[] = [];
+    req.on('end', () => events.push('end'));
+    req.on('close', () => events.push('close'));
+    assert.equal(Object.hasOwn(req, '_readableState'), true);
+    await once(req, 'close');
+    assert.deepEqual(events, ['end', 'close']);
+    assert.equal(req.readableEnded, true);
+  });
+
+  it('a request asleep keeps what arrives in order: the body sent with the header section, then chunks, then the end', async () => {
+    const stream = new FakeStream(requestLines('POST', '/up'), false);
+    (stream as { bufferedBody: Buffer }).bufferedBody = Buffer.from('abc');
+    const { req } = new Exchange(stream, context());
+    stream.onData!(Buffer.from('def'));
+    stream.onEnd!();
+    const got: Buffer[] = [];
+    for await (const c of req) got.push(c as Buffer);
+    assert.equal(Buffer.concat(got).toString(), 'abcdef');
+    // An empty body whose end comes on its own, before anyone reads.
+    const empty = new FakeStream(requestLines('POST', '/empty'), false);
+    const ex = new Exchange(empty, context());
+    empty.onEnd!();
+    assert.equal(Object.hasOwn(ex.req, '_readableState'), false);
+    assert.equal(ex.req.complete, true);
+    let chunks = 0;
+    for await (const _ of ex.req) chunks++;
+    assert.equal(chunks, 0);
   });
 
   it('streams the body and its trailers', async () => {

@@ -12,7 +12,10 @@
 // the client is slowed through QUIC flow control. (Counting bytes taken out
 // of the buffer exactly is not possible with setEncoding(): the buffer then
 // counts characters.)
-import { Readable } from 'node:stream';
+//
+// The Readable's machinery is built on first use (DormantReadable): a
+// request whose body nobody reads (most GETs) never pays for it.
+import { DormantReadable } from './dormant-readable';
 import { firstLineValue } from '../request-stream';
 import type { RequestStream } from '../request-stream';
 import { foldFieldLines, IncomingHeaders } from './header-rules';
@@ -33,7 +36,7 @@ export const requestInternals = {} as {
   responseFinished(req: Http3ServerRequest): void;
 };
 
-export class Http3ServerRequest extends Readable {
+export class Http3ServerRequest extends DormantReadable {
   readonly #stream: RequestStream;
   readonly #link: ExchangeLink;
   #headers: IncomingHeaders | undefined;
@@ -48,6 +51,10 @@ export class Http3ServerRequest extends Readable {
   #aborted = false;
   /** Bytes pushed past highWaterMark; given back as credit at the next _read(). */
   #deferredCredit = 0;
+  /** The Readable's machinery exists (see _wake). */
+  #awake = false;
+  /** The response finished while the Readable slept: the dump is owed. */
+  #dumpOwed = false;
 
   /** @internal Made by the server for each request stream. */
   constructor(stream: RequestStream, link: ExchangeLink) {
@@ -59,11 +66,16 @@ export class Http3ServerRequest extends Readable {
     // which lead the section.
     this.#method = firstLineValue(stream.lines, ':method') ?? '';
     this.#url = firstLineValue(stream.lines, ':path') ?? '';
-    if (stream.bufferedBody.length > 0) this.push(stream.bufferedBody);
-    if (stream.complete) {
-      this.#received = true;
-      this.push(null);
-    }
+    this.#received = stream.complete;
+  }
+
+  /** The Readable was first used: what arrived before is pushed now, in order. */
+  protected override _wake(): void {
+    this.#awake = true;
+    const body = this.#stream.bufferedBody;
+    if (body.length > 0) this.push(body);
+    if (this.#received) this.push(null);
+    if (this.#dumpOwed) this.#onResponseFinished();
   }
 
   static {
@@ -212,7 +224,8 @@ export class Http3ServerRequest extends Readable {
   #onEnd(): void {
     if (this.#received) return;
     this.#received = true;
-    if (!this.destroyed) this.push(null);
+    // Asleep, the end is pushed when it wakes.
+    if (this.#awake && !this.destroyed) this.push(null);
   }
 
   #onAbort(error: Error): void {
@@ -227,7 +240,10 @@ export class Http3ServerRequest extends Readable {
    * flows back to the core.
    */
   #onResponseFinished(): void {
-    if (this.readableFlowing === null && !this.destroyed) this.resume();
+    // Asleep, nothing has looked at the body: the dump waits for the
+    // first use (if there is none, there is no one to see it either).
+    if (!this.#awake) this.#dumpOwed = true;
+    else if (this.readableFlowing === null && !this.destroyed) this.resume();
   }
 }
 
