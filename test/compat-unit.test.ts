@@ -7,7 +7,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
-import { pipeline, Readable, Writable } from 'node:stream';
+import { finished, pipeline, Readable, Writable } from 'node:stream';
 import { createSecureServer, Http3SecureServer, Http3ServerRequest, Http3ServerResponse } from '../src';
 import { withDevHooks } from '../src/lib/dev-hooks';
 import { Exchange, ExchangeContext } from '../src/lib/compat/exchange';
@@ -114,6 +114,22 @@ describe('compat: request', () => {
     await once(req, 'close');
     assert.deepEqual(events, ['end', 'close']);
     assert.equal(req.readableEnded, true);
+  });
+
+  it('a request asleep wakes for every way a listener is added: prependListener too, and stream.finished', async () => {
+    const a = open();
+    const events: string[] = [];
+    a.req.prependListener('end', () => events.push('end'));
+    a.req.prependOnceListener('close', () => events.push('close'));
+    a.res.end('ok');
+    // Nothing else touches the request (awaiting once() would add a listener through on()).
+    for (let i = 0; i < 6 && events.length < 2; i++) await tick();
+    assert.deepEqual(events, ['end', 'close']);
+    const b = open();
+    b.res.end('ok');
+    for (let i = 0; i < 4; i++) await tick();
+    await new Promise<void>((resolve, reject) => finished(b.req, (e) => (e ? reject(e) : resolve())));
+    assert.equal(b.req.readableEnded, true);
   });
 
   it('a request asleep keeps what arrives in order: the body sent with the header section, then chunks, then the end', async () => {

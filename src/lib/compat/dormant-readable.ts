@@ -20,7 +20,8 @@
 // happened while the stream slept (`_wake`): the body it already holds, its
 // end, a dump it owes. From then on it is a plain Readable. `instanceof
 // Readable`, `pipe`, `for await`, `stream.finished` and every listener work
-// unchanged; adding a listener through `on` wakes it first.
+// unchanged; adding a listener (`on`, `once`, `prependListener`) wakes it
+// first.
 import { Readable } from 'node:stream';
 
 /** A constructor that makes the object and nothing else: Readable's prototype, none of its state. */
@@ -38,6 +39,16 @@ export abstract class DormantReadable extends Dormant {
    * stream is an ordinary Readable when this runs.
    */
   protected abstract _wake(): void;
+
+  /**
+   * EventEmitter's prependListener (and prependOnceListener, which calls
+   * it) adds a listener without Readable's `on`: it wakes the stream here,
+   * so a listener added either way sees the same 'data', 'end' and 'close'.
+   */
+  override prependListener(event: string | symbol, listener: (...args: any[]) => void): this {
+    void (this as unknown as { _readableState: unknown })._readableState;
+    return super.prependListener(event, listener);
+  }
 
   static {
     // An accessor for good rather than an own data property defined at the
