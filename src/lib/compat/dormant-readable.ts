@@ -6,19 +6,19 @@
 // request its state object, the 'readable' tick of push(null), and, once
 // the response is done, the dump that node:http does (resume, 'end',
 // autoDestroy, 'close': three more ticks). Measured alone, that life cycle
-// is about 1.3 us of CPU per object against 0.13 for a plain object (Node
+// is 1.4-1.8 us of CPU per object against 0.13 for a plain object (Node
 // 20, one core); in W1 it was most of what the node:http2-shaped API cost
-// over the demo exchange (docs/design.md, "A request's Readable, started
-// on first use").
+// over the demo exchange (docs/design.md, "The JavaScript side's cost per
+// request").
 //
 // How: every Readable method reaches its state through `this._readableState`
 // (and EventEmitter's through `this._events`, which it creates on demand).
 // The prototype here answers that property with an accessor: the first read
 // runs Readable's own constructor on the object (`Readable.call`, as
 // node:http's IncomingMessage does), whose assignment lands in the setter,
-// then lets the subclass replay what
-// happened while the stream slept (`_wake`): the body it already holds, its
-// end, a dump it owes. From then on it is a plain Readable. `instanceof
+// then lets the subclass replay what happened while the stream slept
+// (`_wake`): the body it already holds, its end, a dump it owes. From then
+// on it is a plain Readable. `instanceof
 // Readable`, `pipe`, `for await`, `stream.finished` and every listener work
 // unchanged; adding a listener (`on`, `once`, `prependListener`) wakes it
 // first.
