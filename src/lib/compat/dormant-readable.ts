@@ -6,10 +6,10 @@
 // request its state object, the 'readable' tick of push(null), and, once
 // the response is done, the dump that node:http does (resume, 'end',
 // autoDestroy, 'close': three more ticks). Measured alone, that life cycle
-// is 1.4-1.8 us of CPU per object against 0.13 for a plain object (Node
-// 20, one core); in W1 it was most of what the node:http2-shaped API cost
-// over the demo exchange (docs/design.md, "The JavaScript side's cost per
-// request").
+// is 1.2-2.0 us of CPU per object against 0.13-0.29 for a plain object
+// (Node 20, one core, bench/tools/readable-cost.mjs); in W1 it was most of
+// what the node:http2-shaped API cost over the demo exchange
+// (docs/design.md, "The JavaScript side's cost per request").
 //
 // How: every Readable method reaches its state through `this._readableState`
 // (and EventEmitter's through `this._events`, which it creates on demand).
