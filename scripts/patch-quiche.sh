@@ -3,7 +3,8 @@
 # our patches (native/patches/quiche-<version>-*.patch), for Cargo.toml's
 # [patch.crates-io]. Why each patch exists: its own header, and docs/design.md
 # ("Migration" for 01, "Packet size" for 02 and 04, "Pacing" for 03,
-# "Handshakes under loss" for 05 and 06, "Hashing stream IDs" for 07 and 08).
+# "Handshakes under loss" for 05 and 06, "Hashing stream IDs" for 07, 08
+# and 09).
 # Does nothing when the tree there already carries exactly these patches.
 set -euo pipefail
 cd "$(dirname "$0")/.."

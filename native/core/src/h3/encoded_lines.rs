@@ -10,19 +10,19 @@
 //! so a line's bytes depend on the line alone, and the bytes kept are the
 //! ones quiche produced for it. What goes out on the wire does not change.
 //!
-//! Bounded: a fixed number of sets of `WAYS` lines of at most `LINE_MAX`
-//! bytes each; within a set the line used longest ago makes room.
+//! Bounded: a set-associative memo (native/set-memo, the one the patched
+//! quiche's Huffman decoder keeps too) of `SETS` sets of `WAYS` lines of at
+//! most `LINE_MAX` bytes each; within a set the line used longest ago makes
+//! room.
 
 use std::cell::RefCell;
-use std::hash::{BuildHasher, Hasher};
 
 use quiche::h3::qpack;
+use set_memo::SetMemo;
 
-/// Sets in the memo (a power of two: the set is the hash's top bits), and
-/// lines per set: a response's few lines then never evict each other, as
-/// they did one time in eight with one line per slot.
+/// Sets in the memo, and lines per set: a response's few lines then never
+/// evict each other, as they did one time in eight with one line per slot.
 const SETS: usize = 64;
-const SET_BITS: u32 = SETS.trailing_zeros();
 const WAYS: usize = 4;
 
 /// Longer lines (name and value together) are encoded each time: they are
@@ -34,20 +34,10 @@ const LINE_MAX: usize = 256;
 /// Count and Base, both 0: no dynamic table).
 const SECTION_PREFIX: [u8; 2] = [0, 0];
 
-struct Entry {
-    name_len: usize,
-    /// Name then value.
-    line: Box<[u8]>,
-    encoded: Box<[u8]>,
-}
-
 #[derive(Default)]
 pub struct EncodedLines {
-    /// Random per memo, so that which lines share a set cannot be worked
-    /// out from the lines.
-    seed: u64,
-    /// Each set most recently used first.
-    sets: Vec<[Option<Entry>; WAYS]>,
+    /// (name, value) -> the line's encoding.
+    memo: SetMemo<Box<[u8]>, SETS, WAYS>,
     /// Lines answered from the memo (tests read it).
     hits: u64,
 }
@@ -63,14 +53,6 @@ impl quiche::h3::NameValue for Line<'_> {
     fn value(&self) -> &[u8] {
         self.1
     }
-}
-
-fn set_of(seed: u64, name: &[u8], value: &[u8]) -> usize {
-    let mut h = rustc_hash::FxHasher::with_seed(seed as usize);
-    h.write(name);
-    h.write_usize(name.len());
-    h.write(value);
-    (h.finish() >> (64 - SET_BITS)) as usize
 }
 
 /// One line as quiche's encoder writes it, appended to `out`; `None` when
@@ -103,28 +85,14 @@ impl EncodedLines {
         if name.len() + value.len() > LINE_MAX {
             return encode_one(name, value, out);
         }
-        if self.sets.is_empty() {
-            self.sets.resize_with(SETS, Default::default);
-            self.seed = std::collections::hash_map::RandomState::new().hash_one(0u8);
-        }
-        let set = &mut self.sets[set_of(self.seed, name, value)];
-        let found = set.iter().position(|e| {
-            e.as_ref().is_some_and(|e| e.name_len == name.len() && e.line[..e.name_len] == *name && e.line[e.name_len..] == *value)
-        });
-        if let Some(way) = found {
-            set[..=way].rotate_right(1);
-            out.extend_from_slice(&set[0].as_ref().expect("found above").encoded);
+        if let Some(encoded) = self.memo.get(name, value) {
+            out.extend_from_slice(encoded);
             self.hits += 1;
             return Some(());
         }
         let start = out.len();
         encode_one(name, value, out)?;
-        set.rotate_right(1);
-        set[0] = Some(Entry {
-            name_len: name.len(),
-            line: [name, value].concat().into_boxed_slice(),
-            encoded: out[start..].into(),
-        });
+        self.memo.insert(name, value, out[start..].into());
         Some(())
     }
 }
@@ -217,10 +185,10 @@ mod tests {
                 assert_eq!(out, quiche_section(&[(b"x-n", v.as_bytes()), (b"x-long", &long)]));
             }
         }
-        // Twice as many lines as it holds: some were evicted, none kept past the bound.
-        let kept: Vec<&Entry> = memo.sets.iter().flatten().flatten().collect();
-        assert!(kept.len() <= SETS * WAYS);
-        assert!(kept.iter().all(|e| e.line.len() <= LINE_MAX));
+        // Twice as many lines as it holds: some were evicted, none kept past
+        // the bound, and the long line never kept.
+        assert!(memo.memo.len() <= SETS * WAYS);
+        assert!(memo.memo.get(b"x-long", &long).is_none());
         assert!(memo.hits < 2 * values.len() as u64);
     }
 }
