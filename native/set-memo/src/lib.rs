@@ -53,6 +53,7 @@ impl<V, const SETS: usize, const WAYS: usize> SetMemo<V, SETS, WAYS> {
     }
 
     /// The value kept for the key, now its set's most recently used.
+    /// Inlined into each caller: it runs for most lines of every request.
     #[inline(always)]
     pub fn get(&mut self, a: &[u8], b: &[u8]) -> Option<&V> {
         if self.sets.is_empty() {
