@@ -6,7 +6,8 @@
 # 20 streams let V8 finish compiling, then N requests are counted.
 # PORT in the server's arguments is replaced by a free port; URL_PATH
 # (default /login) and LOAD_ARGS (e.g. "-method POST -body 4096") shape
-# the load. Whole process, every thread, user space only.
+# the load; TOP=1 also prints the functions above 1 %. Whole process,
+# every thread, user space only (the kernel's UDP work is not counted).
 #   bash bench/tools/callgrind-requests.sh <label> <requests> -- <node script and args>
 #   bash bench/tools/callgrind-requests.sh demo 10000 -- bench/servers/h3-node.mjs a PORT
 #   bash bench/tools/callgrind-requests.sh compat 10000 -- bench/servers/h3-node-compat.mjs PORT certs/demo-cert.pem certs/demo-key.pem
@@ -40,4 +41,7 @@ callgrind_control -d "$pid" > /dev/null 2>&1
 sleep 2
 dump=$(ls -t "$out"/$label.$stamp.*.1 | head -1)
 total=$(callgrind_annotate --auto=no --threshold=100 "$dump" 2>/dev/null | grep "PROGRAM TOTALS" | awk '{print $1}' | tr -d ,)
+if [ "${TOP:-0}" = 1 ]; then
+  callgrind_annotate --auto=no --threshold=90 "$dump" 2>/dev/null | awk '/ \( *[1-9][0-9]*\.[0-9]+%\)/' | grep -v 'PROGRAM TOTALS' | head -30
+fi
 echo "$label: $total instructions, $((total / requests)) per request (dump: $dump)"

@@ -40,6 +40,11 @@ export abstract class DormantReadable extends Dormant {
    */
   protected abstract _wake(): void;
 
+  /** Readable's machinery exists (true from `_wake` on). */
+  protected get _awake(): boolean {
+    return this.#state !== undefined;
+  }
+
   /**
    * EventEmitter's prependListener (and prependOnceListener, which calls
    * it) adds a listener without Readable's `on`: it wakes the stream here,

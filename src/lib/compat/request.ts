@@ -51,8 +51,6 @@ export class Http3ServerRequest extends DormantReadable {
   #aborted = false;
   /** Bytes pushed past highWaterMark; given back as credit at the next _read(). */
   #deferredCredit = 0;
-  /** The Readable's machinery exists (see _wake). */
-  #awake = false;
   /** The response finished while the Readable slept: the dump is owed. */
   #dumpOwed = false;
 
@@ -71,7 +69,6 @@ export class Http3ServerRequest extends DormantReadable {
 
   /** The Readable was first used: what arrived before is pushed now, in order. */
   protected override _wake(): void {
-    this.#awake = true;
     const body = this.#stream.bufferedBody;
     if (body.length > 0) this.push(body);
     if (this.#received) this.push(null);
@@ -225,7 +222,7 @@ export class Http3ServerRequest extends DormantReadable {
     if (this.#received) return;
     this.#received = true;
     // Asleep, the end is pushed when it wakes.
-    if (this.#awake && !this.destroyed) this.push(null);
+    if (this._awake && !this.destroyed) this.push(null);
   }
 
   #onAbort(error: Error): void {
@@ -242,7 +239,7 @@ export class Http3ServerRequest extends DormantReadable {
   #onResponseFinished(): void {
     // Asleep, nothing has looked at the body: the dump waits for the
     // first use (if there is none, there is no one to see it either).
-    if (!this.#awake) this.#dumpOwed = true;
+    if (!this._awake) this.#dumpOwed = true;
     else if (this.readableFlowing === null && !this.destroyed) this.resume();
   }
 }
