@@ -5,16 +5,22 @@
 // over large and aborted transfers.
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import dgram from 'node:dgram';
+import { once } from 'node:events';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { createSecureServer, Http3SecureServer, Http3ServerRequest, Http3ServerResponse } from '../src/index';
+import { withDevHooks } from '../src/lib/dev-hooks';
 import { silentLogger } from '../src/lib/log';
+import { AddressInfo, StreamServer } from '../src/lib/stream-server';
 import { addon } from '../src/native/binding';
 import { field, H3Response, request, runClient } from './helpers/h3client';
+import { h2Request } from './helpers/tcp-client';
 import { runWt } from './helpers/wt-client';
 
 v8.setFlagsFromString('--expose-gc');
@@ -372,5 +378,95 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
     } finally {
       fs.rmSync(file);
     }
+  });
+});
+
+describe("createSecureServer's TCP side on the HTTP/3 port's number", function () {
+  this.timeout(60000);
+  const open: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const close of open.splice(0).reverse()) await close();
+  });
+
+  /** A TCP listener on an ephemeral port of 127.0.0.1: the number the server's first UDP pick will collide with. */
+  async function takenTcpPort(): Promise<number> {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    open.push(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+    return (blocker.address() as net.AddressInfo).port;
+  }
+
+  /** Whether UDP `port` on 127.0.0.1 can be bound now (the server let go of it). */
+  async function udpFree(port: number): Promise<boolean> {
+    const socket = dgram.createSocket('udp4');
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('error', reject);
+        socket.bind(port, '127.0.0.1', () => resolve());
+      });
+      return true;
+    } catch {
+      return false;
+    } finally {
+      socket.close();
+    }
+  }
+
+  /** createSecureServer whose core binds `firstPort` the first time it is asked for port 0, as if the system had picked it. */
+  function serverPickingFirst(firstPort: number, listener: Listener) {
+    const listened: number[] = [];
+    const server = createSecureServer(
+      withDevHooks({ warnDemoIdentity: false, logger: silentLogger, allowHTTP1: true }, {
+        streamServer: (o, e) => {
+          const core = new StreamServer(o, e, silentLogger);
+          const listen = core.listen.bind(core);
+          core.listen = (port, host) => {
+            const chosen = port === 0 && listened.length === 0 ? firstPort : port;
+            const address = listen(chosen, host);
+            listened.push(address.port);
+            return address;
+          };
+          return core;
+        },
+      }),
+      listener,
+    );
+    open.push(() => stop(server));
+    return { server, listened };
+  }
+
+  it('listen(0): a UDP port whose TCP number is taken is given up for another, and both sides serve on the new one', async () => {
+    const taken = await takenTcpPort();
+    const { server, listened } = serverPickingFirst(taken, (req, res) => res.end(`hello over ${req.httpVersion}`));
+    const errors: Error[] = [];
+    server.on('error', (e) => errors.push(e));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    assert.equal(listened[0], taken, 'the first pick was the taken number');
+    assert.notEqual(port, taken);
+    assert.equal(listened.at(-1), port);
+    assert.deepEqual(errors, []);
+    assert.ok(await udpFree(taken), 'the given-up UDP port is released');
+    const h3 = await request(port, { method: 'GET', path: '/' });
+    assert.equal(h3.status, 200);
+    assert.equal(h3.body_text, 'hello over 3.0');
+    const h2 = await h2Request(port);
+    assert.equal(h2.body.toString(), 'hello over 2.0');
+    assert.equal(h2.headers['alt-svc'], `h3=":${port}"; ma=86400`);
+  });
+
+  it('listen(port) with that TCP number taken: an EADDRINUSE error event naming it in one line; nothing stays bound', async () => {
+    const taken = await takenTcpPort();
+    const { server } = serverPickingFirst(taken, (_req, res) => res.end());
+    server.listen(taken, '127.0.0.1');
+    const [e] = (await once(server, 'error')) as [NodeJS.ErrnoException];
+    assert.equal(e.code, 'EADDRINUSE');
+    assert.match(e.message, new RegExp(`^TCP port ${taken} on 127\\.0\\.0\\.1 is already in use`));
+    assert.ok(!e.message.includes('\n'));
+    await once(server, 'close');
+    assert.equal(server.listening, false);
+    assert.equal(server.address(), null);
+    assert.ok(await udpFree(taken), 'the UDP port is released');
   });
 });

@@ -146,13 +146,14 @@ export async function startTcpSibling(options: TcpSiblingOptions): Promise<TcpSi
     }
     throw e;
   }).catch((e: NodeJS.ErrnoException) => {
-    throw new Error(
+    const message =
       e.code === 'EADDRINUSE'
         ? `TCP port ${port} on ${host} is already in use (the HTTP/3 side has UDP ${port}; turn the TCP sibling off to serve HTTP/3 only)`
         : e.code === 'EACCES'
           ? `TCP port ${port} on ${host}: permission denied`
-          : `cannot listen on TCP port ${port} on ${host}: ${e.message}`,
-    );
+          : `cannot listen on TCP port ${port} on ${host}: ${e.message}`;
+    // The code stays, as on node:net's errors: listen(0) picks another port on EADDRINUSE.
+    throw Object.assign(new Error(message), { code: e.code, syscall: 'listen', address: host, port });
   });
   server.on('error', onError);
 

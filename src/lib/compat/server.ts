@@ -134,6 +134,8 @@ export class Http3SecureServer extends EventEmitter {
   #closing = false;
   /** listen() with a host name is looking it up. */
   #resolving = false;
+  /** Which core the events belong to: a core given up for another port must not close the server. */
+  #generation = 0;
   readonly #connections = new Map<number, Http3ConnectionSocket>();
   /** 'request' listeners as last read (rawListeners, so `once` works); undefined after any change. */
   #requestListeners: Function[] | undefined;
@@ -207,7 +209,7 @@ export class Http3SecureServer extends EventEmitter {
     return this;
   }
 
-  #bind(port: number, host: string | undefined, callback: (() => void) | undefined): void {
+  #bind(port: number, host: string | undefined, callback: (() => void) | undefined, attempt = 1): void {
     const o = this.#options;
     let core: ReturnType<StreamServerFactory>;
     try {
@@ -228,7 +230,7 @@ export class Http3SecureServer extends EventEmitter {
         hooks: devHooksOf(o),
         ...this.#webtransport,
       };
-      core = this.#createCore(coreOptions, this.#events());
+      core = this.#createCore(coreOptions, this.#events(++this.#generation));
       this.#address = core.listen(port, host ?? '::');
     } catch (e) {
       this.#tls.dispose();
@@ -246,11 +248,24 @@ export class Http3SecureServer extends EventEmitter {
     // sends clients to UDP, where every worker serves.
     const tcp = isPrimary ? this.#tcp : undefined;
     const workersReady = (core as { ready?: () => Promise<void> }).ready?.() ?? Promise.resolve();
+    const generation = this.#generation;
     Promise.all([tcp?.listen(this.#address.port, host), workersReady]).then(
       () => this.#markListening(),
-      (e) => {
-        this.emit('error', e);
+      (e: NodeJS.ErrnoException) => {
+        if (generation !== this.#generation || this.#core !== core) return;
+        if (port === 0 && e.code === 'EADDRINUSE' && attempt < ANY_PORT_ATTEMPTS && !this.#closing) {
+          // "Any port": the UDP port the system picked has its TCP number
+          // taken (the ephemeral range is shared with outgoing TCP
+          // connections). Another pick, as the caller asked for a port
+          // that works, not for this one.
+          this.#core = undefined;
+          core.close(false).catch(() => {});
+          this.#bind(0, host, callback, attempt + 1);
+          return;
+        }
+        // Closed first: with no 'error' listener the emit throws.
         this.close();
+        this.emit('error', e);
       },
     );
   }
@@ -357,13 +372,15 @@ export class Http3SecureServer extends EventEmitter {
     return this;
   }
 
-  #events(): StreamServerEvents {
+  #events(generation: number): StreamServerEvents {
     return {
       onStream: (stream) => this.#onStream(stream),
       onConnection: (conn) => this.#onConnection(conn),
       onConnectionClose: (conn) => this.#onConnectionClose(conn),
       onSessionRequest: (request) => this.#onSessionRequest(request),
-      onClose: () => this.#onCoreClosed(),
+      onClose: () => {
+        if (generation === this.#generation) this.#onCoreClosed();
+      },
     };
   }
 
@@ -472,6 +489,9 @@ export function createSecureServer(
 ): Http3SecureServer {
   return typeof a === 'function' ? new Http3SecureServer({}, a) : new Http3SecureServer(a, b);
 }
+
+/** listen(0): how many UDP ports to try for one whose TCP number is free too. */
+const ANY_PORT_ATTEMPTS = 8;
 
 /** The core's one-line bind error as a net-style error: code (EADDRINUSE...), syscall, address, port. */
 function listenError(e: unknown, port: number, host: string | undefined): Error {

@@ -164,13 +164,17 @@ export function portOf(server: ServerLike): number | undefined {
  * listen() was called by someone else (Fastify, @hono/node-server, serve()).
  */
 export function whenListening(server: ServerLike, timeoutMs = 10000): Promise<number> {
+  // A server that says it is not listening yet may still change its port
+  // (createSecureServer's listen(0) picks again when the TCP number is
+  // taken): its address counts once 'listening' comes.
+  const notYet = (server as { listening?: unknown }).listening === false;
   const now = portOf(server);
-  if (now !== undefined) return Promise.resolve(now);
+  if (now !== undefined && !notYet) return Promise.resolve(now);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server did not start listening')), timeoutMs);
     const poll = setInterval(() => {
       const p = portOf(server);
-      if (p !== undefined) done(undefined, p);
+      if (p !== undefined && (server as { listening?: unknown }).listening !== false) done(undefined, p);
     }, 20);
     const done = (err: Error | undefined, port?: number) => {
       clearTimeout(timer);
