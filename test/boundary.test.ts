@@ -68,6 +68,14 @@ describe('boundary protocol: golden bytes shared with the Rust half', () => {
     // One call per sink method: the batch covers every event kind.
     const { sink: probe } = recordingSink();
     assert.equal(new Set(calls.map((c) => c[0])).size, Object.keys(probe).length);
+    // The same bytes at an odd offset inside a larger ArrayBuffer (as a
+    // pooled Buffer sits): the numbers are read relative to the view.
+    const bytes = fs.readFileSync(path.join(GOLDEN, 'events.bin'));
+    const shifted = Buffer.from(new ArrayBuffer(bytes.length + 8), 3, bytes.length);
+    bytes.copy(shifted);
+    const again = recordingSink();
+    assert.equal(decodeBatch(shifted, again.sink), 42);
+    assert.deepEqual(again.calls, calls);
   });
 
   it('writes every command exactly as the committed bytes the Rust reader parses', () => {

@@ -43,27 +43,45 @@ export interface EventSink {
   onWtDatagram(conn: number, session: number, payload: Buffer): void;
 }
 
+// Buffer's methods through constants, called with .call: reached as
+// properties of the batch (a Buffer napi made, whose map V8 does not treat
+// as stable) or of the command buffer, each load stayed a generic LoadIC
+// call in the optimized code (--print-opt-code), where a constant function
+// is inlined. latin1Slice is what toString('latin1', start, end) calls
+// after its argument checks; start and end are checked again in C++.
+const BufferMethods = Buffer.prototype as Buffer & { latin1Slice(start: number, end: number): string };
+const { subarray, writeUInt16LE, writeUInt32LE, writeDoubleLE } = BufferMethods;
+const latin1Slice: (this: Buffer, start: number, end: number) => string =
+  typeof BufferMethods.latin1Slice === 'function' ? BufferMethods.latin1Slice : function (this: Buffer, start, end) {
+    return this.toString('latin1', start, end);
+  };
+
 /** Decodes one event batch; returns its sequence number for the acknowledgement. */
 export function decodeBatch(buf: Buffer, sink: EventSink): number {
-  const seq = buf.readDoubleLE(0);
+  // Numbers through a DataView, not Buffer's readUInt32LE and friends:
+  // Turbofan compiles a DataView read to a few instructions, while the
+  // Buffer methods' loads stayed generic LoadIC calls in the optimized
+  // decodeBatch (--print-opt-code: one per u16/u32/f64 read).
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
+  const seq = view.getFloat64(0, true);
   let off = 8;
   const u16 = () => {
-    const v = buf.readUInt16LE(off);
+    const v = view.getUint16(off, true);
     off += 2;
     return v;
   };
   const u32 = () => {
-    const v = buf.readUInt32LE(off);
+    const v = view.getUint32(off, true);
     off += 4;
     return v;
   };
   const f64 = () => {
-    const v = buf.readDoubleLE(off);
+    const v = view.getFloat64(off, true);
     off += 8;
     return v;
   };
   const str = (len: number) => {
-    const s = buf.toString('latin1', off, off + len);
+    const s = latin1Slice.call(buf, off, off + len);
     off += len;
     return s;
   };
@@ -75,18 +93,18 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
     const start = off;
     let end = off;
     for (let i = 0; i < n; i++) {
-      end += 2 + buf.readUInt16LE(end);
-      end += 4 + buf.readUInt32LE(end);
+      end += 2 + view.getUint16(end, true);
+      end += 4 + view.getUint32(end, true);
     }
-    const all = buf.toString('latin1', start, end);
+    const all = latin1Slice.call(buf, start, end);
     const lines = new Array<string>(n * 2);
     let at = 0;
     for (let i = 0; i < n; i++) {
-      const nameLen = buf.readUInt16LE(start + at);
+      const nameLen = view.getUint16(start + at, true);
       at += 2;
       lines[2 * i] = all.substring(at, at + nameLen);
       at += nameLen;
-      const valueLen = buf.readUInt32LE(start + at);
+      const valueLen = view.getUint32(start + at, true);
       at += 4;
       lines[2 * i + 1] = all.substring(at, at + valueLen);
       at += valueLen;
@@ -95,7 +113,7 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
     return lines;
   };
   const bytes = (len: number) => {
-    const b = buf.subarray(off, off + len);
+    const b = subarray.call(buf, off, off + len);
     off += len;
     return b;
   };
@@ -135,8 +153,9 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
         const how = buf[off++];
         const isApp = buf[off++] === 1;
         const errorCode = f64();
-        const reason = buf.toString('utf8', off + 2, off + 2 + buf.readUInt16LE(off));
-        off += 2 + buf.readUInt16LE(off);
+        const reasonLen = u16();
+        const reason = buf.toString('utf8', off, off + reasonLen);
+        off += reasonLen;
         const peer = str(u16());
         const cid = str(u16());
         sink.onConnClosed({ conn, how, isApp, errorCode, reason, peer, cid });
@@ -144,8 +163,9 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
       }
       case EventKind.Log: {
         const level = buf[off++];
-        sink.onLog(level, buf.toString('utf8', off + 2, off + 2 + buf.readUInt16LE(off)));
-        off += 2 + buf.readUInt16LE(off);
+        const messageLen = u16();
+        sink.onLog(level, buf.toString('utf8', off, off + messageLen));
+        off += messageLen;
         break;
       }
       case EventKind.ServerClosed:
@@ -227,12 +247,12 @@ export class CommandWriter {
     const b = this.buf;
     let off = this.len;
     b[off++] = CommandKind.Respond;
-    off = b.writeUInt32LE(conn, off);
-    off = b.writeDoubleLE(stream, off);
-    off = b.writeUInt16LE(status, off);
+    off = writeUInt32LE.call(b, conn, off);
+    off = writeDoubleLE.call(b, stream, off);
+    off = writeUInt16LE.call(b, status, off);
     b[off++] = fields.length / 2;
     off = putFieldLines(b, off, fields);
-    off = b.writeUInt32LE(body.length, off);
+    off = writeUInt32LE.call(b, body.length, off);
     b.set(body, off);
     this.len = off + body.length;
   }
@@ -243,8 +263,8 @@ export class CommandWriter {
     const b = this.buf;
     let off = this.len;
     b[off++] = kind;
-    off = b.writeUInt32LE(conn, off);
-    return b.writeDoubleLE(stream, off);
+    off = writeUInt32LE.call(b, conn, off);
+    return writeDoubleLE.call(b, stream, off);
   }
 
   /**
@@ -256,9 +276,9 @@ export class CommandWriter {
     for (const f of fields) size += 4 + f.length;
     let off = this.streamHead(CommandKind.Headers, conn, stream, size);
     const b = this.buf;
-    off = b.writeUInt16LE(status, off);
+    off = writeUInt16LE.call(b, status, off);
     b[off++] = fin ? 1 : 0;
-    off = b.writeUInt16LE(fields.length / 2, off);
+    off = writeUInt16LE.call(b, fields.length / 2, off);
     this.len = putFieldLines(b, off, fields);
   }
 
@@ -267,7 +287,7 @@ export class CommandWriter {
     let off = this.streamHead(CommandKind.Data, conn, stream, 1 + 4 + chunk.length);
     const b = this.buf;
     b[off++] = fin ? 1 : 0;
-    off = b.writeUInt32LE(chunk.length, off);
+    off = writeUInt32LE.call(b, chunk.length, off);
     b.set(chunk, off);
     this.len = off + chunk.length;
   }
@@ -275,31 +295,31 @@ export class CommandWriter {
   /** The application consumed `bytes` more of the request body (at most 2^32 - 1 per command). */
   consumed(conn: number, stream: number, bytes: number): void {
     const off = this.streamHead(CommandKind.Consumed, conn, stream, 4);
-    this.len = this.buf.writeUInt32LE(bytes, off);
+    this.len = writeUInt32LE.call(this.buf, bytes, off);
   }
 
   /** Resets both directions of a request stream, or the sending side of a WebTransport stream, with an HTTP/3 error code. */
   reset(conn: number, stream: number, code: number): void {
     const off = this.streamHead(CommandKind.Reset, conn, stream, 8);
-    this.len = this.buf.writeDoubleLE(code, off);
+    this.len = writeDoubleLE.call(this.buf, code, off);
   }
 
   /** WebTransport stream: STOP_SENDING with an HTTP/3 error code. */
   stopSending(conn: number, stream: number, code: number): void {
     const off = this.streamHead(CommandKind.StopSending, conn, stream, 8);
-    this.len = this.buf.writeDoubleLE(code, off);
+    this.len = writeDoubleLE.call(this.buf, code, off);
   }
 
   /** Opens server stream `stream` (the next of its kind on the connection) for a session. */
   openStream(conn: number, stream: number, session: number): void {
     const off = this.streamHead(CommandKind.OpenStream, conn, stream, 8);
-    this.len = this.buf.writeDoubleLE(session, off);
+    this.len = writeDoubleLE.call(this.buf, session, off);
   }
 
   /** An HTTP datagram on a session (at most 65,535 bytes; QUIC limits it further). */
   datagram(conn: number, session: number, payload: Uint8Array): void {
     let off = this.streamHead(CommandKind.Datagram, conn, session, 2 + payload.length);
-    off = this.buf.writeUInt16LE(payload.length, off);
+    off = writeUInt16LE.call(this.buf, payload.length, off);
     this.buf.set(payload, off);
     this.len = off + payload.length;
   }
@@ -307,8 +327,8 @@ export class CommandWriter {
   /** Closes a session: CLOSE_WEBTRANSPORT_SESSION with `code` and `reason` (UTF-8, at most 1024 bytes). */
   closeSession(conn: number, session: number, code: number, reason: Uint8Array): void {
     let off = this.streamHead(CommandKind.CloseSession, conn, session, 4 + 2 + reason.length);
-    off = this.buf.writeUInt32LE(code, off);
-    off = this.buf.writeUInt16LE(reason.length, off);
+    off = writeUInt32LE.call(this.buf, code, off);
+    off = writeUInt16LE.call(this.buf, reason.length, off);
     this.buf.set(reason, off);
     this.len = off + reason.length;
   }
@@ -322,7 +342,7 @@ export class CommandWriter {
    */
   take(): Buffer | null {
     if (this.len === 0) return null;
-    const out = this.buf.subarray(0, this.len);
+    const out = subarray.call(this.buf, 0, this.len);
     if (this.buf.length > KEEP_AT_MOST) this.buf = Buffer.allocUnsafe(16 * 1024);
     this.len = 0;
     return out;
@@ -337,9 +357,9 @@ export class CommandWriter {
 function putFieldLines(b: Buffer, off: number, fields: readonly string[]): number {
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i];
-    off = putLatin1(b, b.writeUInt16LE(name.length, off), name);
+    off = putLatin1(b, writeUInt16LE.call(b, name.length, off), name);
     const value = fields[i + 1];
-    off = putLatin1(b, b.writeUInt32LE(value.length, off), value);
+    off = putLatin1(b, writeUInt32LE.call(b, value.length, off), value);
   }
   return off;
 }
