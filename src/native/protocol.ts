@@ -47,14 +47,12 @@ export interface EventSink {
 // properties of the batch (a Buffer napi made, whose map V8 does not treat
 // as stable) or of the command buffer, each load stayed a generic LoadIC
 // call in the optimized code (--print-opt-code), where a constant function
-// is inlined. latin1Slice is what toString('latin1', start, end) calls
-// after its argument checks; start and end are checked again in C++.
-const BufferMethods = Buffer.prototype as Buffer & { latin1Slice(start: number, end: number): string };
-const { subarray, writeUInt16LE, writeUInt32LE, writeDoubleLE } = BufferMethods;
-const latin1Slice: (this: Buffer, start: number, end: number) => string =
-  typeof BufferMethods.latin1Slice === 'function' ? BufferMethods.latin1Slice : function (this: Buffer, start, end) {
-    return this.toString('latin1', start, end);
-  };
+// is inlined. latin1Slice (Node's, undocumented) is what
+// toString('latin1', start, end) calls after its argument checks; start
+// and end are checked again in C++.
+const { subarray, writeUInt16LE, writeUInt32LE, writeDoubleLE, latin1Slice } = Buffer.prototype as Buffer & {
+  latin1Slice(this: Buffer, start: number, end: number): string;
+};
 
 /** Decodes one event batch; returns its sequence number for the acknowledgement. */
 export function decodeBatch(buf: Buffer, sink: EventSink): number {

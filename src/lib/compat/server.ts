@@ -248,11 +248,11 @@ export class Http3SecureServer extends EventEmitter {
     // sends clients to UDP, where every worker serves.
     const tcp = isPrimary ? this.#tcp : undefined;
     const workersReady = (core as { ready?: () => Promise<void> }).ready?.() ?? Promise.resolve();
-    const generation = this.#generation;
     Promise.all([tcp?.listen(this.#address.port, host), workersReady]).then(
       () => this.#markListening(),
       (e: NodeJS.ErrnoException) => {
-        if (generation !== this.#generation || this.#core !== core) return;
+        // A core given up for another port, or closed and replaced, has nothing to say.
+        if (this.#core !== core) return;
         if (port === 0 && e.code === 'EADDRINUSE' && attempt < ANY_PORT_ATTEMPTS && !this.#closing) {
           // "Any port": the UDP port the system picked has its TCP number
           // taken (the ephemeral range is shared with outgoing TCP
