@@ -348,6 +348,175 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
     assert.equal(r.results[1].ended, true);
   });
 
+  it('a stream\'s Duplex keeps flow control: paused, it holds the client back; resumed, 4 MiB echo back in order; the web streams are locked to it', async () => {
+    let port = 0;
+    let paused: import('node:stream').Duplex | undefined;
+    let locked: unknown;
+    ({ server, port } = await start((req) => {
+      const session = req.accept();
+      void (async () => {
+        for await (const bidi of session.incomingBidirectionalStreams) {
+          paused = bidi.toDuplex();
+          locked = { same: bidi.toDuplex() === paused, readable: bidi.readable.locked, writable: bidi.writable.locked };
+          paused.pause();
+        }
+      })();
+    }, { bodyCredit: 64 * 1024 }));
+    const body = Buffer.alloc(4 * 1024 * 1024);
+    for (let i = 0; i < body.length; i++) body[i] = (i * 13) & 0xff;
+    const client = runWt(port, [
+      { op: 'session', name: 's' },
+      { op: 'bidi', session: 's', name: 'b', data_b64: body.toString('base64'), fin: true, wait: true },
+    ], { timeout: 20 });
+    await new Promise((r) => setTimeout(r, 1200));
+    const heldWhilePaused = server!.counters()!.wtStreamBytesRead;
+    const buffered = paused!.readableLength;
+    pipeline(paused!, paused!, () => {});
+    const r = await client;
+    assert.deepEqual(locked, { same: true, readable: true, writable: true });
+    assert.ok(heldWhilePaused > 0 && heldWhilePaused < 1024 * 1024, `the core read ${heldWhilePaused} bytes ahead of a paused Duplex`);
+    assert.ok(buffered <= 128 * 1024, `the Duplex buffered ${buffered} bytes unread`);
+    const echo = Buffer.from(r.results[1].echo_b64, 'base64');
+    assert.ok(echo.equals(body), `echoed ${echo.length} of ${body.length} bytes, in order`);
+    assert.equal(r.results[1].ended, true);
+  });
+
+  it('a stream\'s Duplex destroyed with a WebTransportError resets the client\'s stream with its code; a client reset destroys it with the client\'s', async () => {
+    let port = 0;
+    const errors: unknown[] = [];
+    ({ server, port } = await start((req) => {
+      const session = req.accept();
+      void (async () => {
+        for await (const bidi of session.incomingBidirectionalStreams) {
+          const d = bidi.toDuplex();
+          d.on('error', (e) => errors.push(e));
+          d.once('data', (chunk: Buffer) => {
+            if (chunk.toString() === 'destroy me') d.destroy(new WebTransportError('refused', { streamErrorCode: 77 }));
+          });
+        }
+      })();
+    }));
+    const r = await runWt(port, [
+      { op: 'session', name: 's' },
+      { op: 'bidi', session: 's', name: 'a', data_b64: b64('destroy me'), fin: false, wait_reset: true },
+      { op: 'bidi', session: 's', name: 'b', data_b64: b64('then reset'), fin: false },
+      { op: 'sleep', ms: 100 },
+      { op: 'reset', stream: 'b', code: toHttp3ErrorCode(42) },
+      { op: 'sleep', ms: 200 },
+    ]);
+    assert.equal(r.results[1].reset, toHttp3ErrorCode(77), 'RESET_STREAM with the destroy error\'s code');
+    assert.equal(errors.length, 2, errors.map(String).join('; '));
+    const fromClient = errors[1] as WebTransportError;
+    assert.ok(fromClient instanceof WebTransportError && fromClient.streamErrorCode === 42, String(fromClient));
+  });
+
+  it('the datagrams as a Node Duplex: one datagram per chunk both ways, the web streams locked to it, the end on a clean close', async () => {
+    let port = 0;
+    let session: WebTransportSession | undefined;
+    const seen: string[] = [];
+    let ended: Promise<void> | undefined;
+    ({ server, port } = await start((req) => {
+      session = req.accept();
+      const datagrams = session.datagramDuplex();
+      assert.equal(session.datagramDuplex(), datagrams, 'the same Duplex on every call');
+      ended = new Promise((resolve) => datagrams.on('end', resolve));
+      datagrams.on('data', (d: Buffer) => {
+        seen.push(d.toString());
+        // One over maxDatagramSize first: dropped, as the web writable drops it.
+        if (d.toString() === 'big') datagrams.write(Buffer.alloc(session!.datagrams.maxDatagramSize + 1, 0x61));
+        datagrams.write(Buffer.from(d.toString().toUpperCase()));
+      });
+    }));
+    const r = await runWt(port, [
+      { op: 'session', name: 's' },
+      { op: 'datagram', session: 's', data_b64: b64('ping'), count: 3, pace_ms: 20, wait_ms: 2000 },
+      { op: 'datagram', session: 's', data_b64: b64('big'), count: 1, wait_ms: 300 },
+      { op: 'close', session: 's', code: 9, reason: 'done' },
+    ]);
+    assert.equal(r.results[1].echoed, 3, JSON.stringify(r.results[1]));
+    assert.deepEqual(r.results[1].answers_b64.map(fromB64), ['PING', 'PING', 'PING']);
+    assert.deepEqual(r.results[2].answers_b64.map(fromB64), ['BIG'], 'the one over maxDatagramSize was dropped, the next one sent');
+    assert.deepEqual(seen, ['ping', 'ping', 'ping', 'big']);
+    assert.equal(session!.datagrams.readable.locked && session!.datagrams.writable.locked, true, 'the web streams are locked to the Duplex');
+    await ended;
+    assert.deepEqual(await session!.closed, { closeCode: 9, reason: 'done' });
+  });
+
+  it('datagrams that came before the application took the Duplex reach it first, in order', async () => {
+    let port = 0;
+    const seen: string[] = [];
+    ({ server, port } = await start((req) => {
+      const session = req.accept();
+      setTimeout(() => {
+        const datagrams = session.datagramDuplex();
+        datagrams.on('error', (e) => seen.push(`error: ${e.message}`));
+        datagrams.on('data', (d: Buffer) => {
+          seen.push(d.toString());
+          datagrams.write(Buffer.from(d.toString().toUpperCase()));
+        });
+      }, 400);
+    }));
+    const r = await runWt(port, [
+      { op: 'session', name: 's' },
+      { op: 'datagram', session: 's', data_b64: b64('first'), count: 1, wait_ms: 50 },
+      { op: 'datagram', session: 's', data_b64: b64('second'), count: 1, wait_ms: 50 },
+      { op: 'sleep', ms: 600 },
+      { op: 'datagram', session: 's', data_b64: b64('third'), count: 1, wait_ms: 1000 },
+    ]);
+    // The client then closes its connection without closing the session: a lost connection.
+    for (let i = 0; i < 100 && seen.length < 4; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(seen, ['first', 'second', 'third', 'error: the connection was lost']);
+    assert.deepEqual(r.results[4].answers_b64.map(fromB64), ['THIRD']);
+  });
+
+  it('the datagram Duplex: refused once the web streams are in use; a non-bytes write is a TypeError; unread datagrams stop at 256; a lost connection destroys it with a WebTransportError', async () => {
+    let port = 0;
+    let session: WebTransportSession | undefined;
+    let duplex: import('node:stream').Duplex | undefined;
+    let otherSession: WebTransportSession | undefined;
+    ({ server, port } = await start((req) => {
+      if (req.path === '/web') {
+        otherSession = req.accept();
+        otherSession.datagrams.readable.getReader();
+        return;
+      }
+      session = req.accept();
+      duplex = session.datagramDuplex();
+      duplex.pause();
+    }));
+    const r = await runWt(
+      port,
+      [
+        { op: 'session', name: 'w', path: '/web' },
+        { op: 'session', name: 's', path: '/duplex' },
+        { op: 'datagram', session: 's', data_b64: b64('x'), count: 400, wait_ms: 300 },
+      ],
+      { close: null },
+    );
+    assert.equal(r.results[1].status, 200);
+    assert.throws(() => otherSession!.datagramDuplex(), (e: unknown) => e instanceof TypeError && /already in use/.test((e as Error).message));
+    assert.equal(duplex!.readableLength, 256, 'the Duplex held 256 unread datagrams');
+    assert.ok(server!.webtransportStats()!.datagramsDroppedUnread > 0, 'the rest were dropped and counted');
+    const writeError = new Promise<unknown>((resolve) => duplex!.once('error', resolve));
+    duplex!.write('not bytes');
+    const e = await writeError;
+    assert.ok(e instanceof TypeError && /Buffer or Uint8Array, got string/.test(e.message), String(e));
+    // A second Duplex-holding session whose connection is lost: closing the server ends the vanished client's connection.
+    let lost: WebTransportSession | undefined;
+    server!.removeAllListeners('session');
+    server!.on('session', (req) => {
+      lost = req.accept();
+      lost.datagramDuplex().resume();
+    });
+    const r2 = await runWt(port, [{ op: 'session', name: 'l' }], { close: null });
+    assert.equal(r2.results[0].status, 200);
+    const lostError = new Promise<unknown>((resolve) => lost!.datagramDuplex().once('error', resolve));
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    server = undefined;
+    const le = await lostError;
+    assert.ok(le instanceof WebTransportError && le.source === 'session' && /connection was lost/.test(le.message), String(le));
+  });
+
   it('1,000 sessions opened and ended every way leave RSS within 10% and nothing open (in a process of its own)', async function () {
     this.timeout(180000);
     const r = await runProcess(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(__dirname, 'webtransport', 'churn.ts')], { timeoutMs: 170000 });

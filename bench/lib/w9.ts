@@ -20,10 +20,11 @@ import { listening, Server, startPinned, stderrLog, stopServer } from './servers
 
 export const WTPEER = path.join(ROOT, 'bench/wtpeer/wtpeer');
 export const W9_APP = 'h3-node (application API)';
+export const W9_DUPLEX = 'h3-node (application API, Node Duplex)';
 export const W9_NATIVE = 'h3-node (native echo, Profile B)';
 export const W9_GO = 'webtransport-go';
 export const W9_FLOOR = 'h3-node (boundary floor, no web streams)';
-const W9_SERVERS = [W9_APP, W9_FLOOR, W9_NATIVE, W9_GO];
+const W9_SERVERS = [W9_APP, W9_DUPLEX, W9_FLOOR, W9_NATIVE, W9_GO];
 
 export interface W9Row {
   server: string;
@@ -42,11 +43,13 @@ let nextPort = 20400 + Math.floor(Math.random() * 400);
 
 async function start(server: string): Promise<Server & { port: number }> {
   const port = nextPort++;
-  const what = server === W9_APP ? 'w9-app' : server === W9_FLOOR ? 'w9-floor' : server === W9_NATIVE ? 'w9-native' : 'w9-go';
+  const what = server === W9_APP ? 'w9-app' : server === W9_DUPLEX ? 'w9-duplex' : server === W9_FLOOR ? 'w9-floor' : server === W9_NATIVE ? 'w9-native' : 'w9-go';
   const [cmd, args] =
-    server === W9_APP || server === W9_FLOOR
-      ? [process.execPath, [server === W9_APP ? 'bench/servers/h3-node-wt-app.mjs' : 'bench/servers/wt-floor.mjs', String(port), CERT, KEY]]
-      : server === W9_NATIVE
+    server === W9_APP || server === W9_DUPLEX
+      ? [process.execPath, ['bench/servers/h3-node-wt-app.mjs', String(port), CERT, KEY, server === W9_DUPLEX ? 'duplex' : 'web']]
+      : server === W9_FLOOR
+        ? [process.execPath, ['bench/servers/wt-floor.mjs', String(port), CERT, KEY]]
+        : server === W9_NATIVE
         ? [process.execPath, ['bench/servers/h3-node.mjs', 'b', String(port)]]
         : [WTPEER, ['server', '-port', String(port), '-cert', CERT, '-key', KEY]];
   const p = startPinned(SERVER_CORE, cmd, args, {

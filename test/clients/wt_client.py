@@ -65,6 +65,7 @@ class Client(QuicConnectionProtocol):
         self.server_uni = {}  # session id -> list of Stream (server-opened)
         self.server_opened = {}  # session id -> {stream id: Stream} (server-opened, either kind)
         self.datagrams = {}  # session id -> count received
+        self.datagram_payloads = {}  # session id -> the first 64 received
         self.terminated = None
         self.silent = False
 
@@ -111,6 +112,9 @@ class Client(QuicConnectionProtocol):
                     s.finish()
             elif isinstance(ev, DatagramReceived):
                 self.datagrams[ev.stream_id] = self.datagrams.get(ev.stream_id, 0) + 1
+                received = self.datagram_payloads.setdefault(ev.stream_id, [])
+                if len(received) < 64:  # what a test reads back; the count above is the measure
+                    received.append(ev.data)
 
     def close(self, *args, **kwargs):
         if not self.silent:
@@ -220,6 +224,7 @@ async def run(args, plan):
             elif op == "datagram":
                 session = names[action["session"]]
                 before = c.datagrams.get(session, 0)
+                before_payloads = len(c.datagram_payloads.get(session, []))
                 for _ in range(action.get("count", 1)):
                     c.h3.send_datagram(session, data)
                     c.transmit()
@@ -229,6 +234,7 @@ async def run(args, plan):
                 while time.monotonic() < deadline and c.datagrams.get(session, 0) - before < action.get("count", 1):
                     await asyncio.sleep(0.005)
                 res["echoed"] = c.datagrams.get(session, 0) - before
+                res["answers_b64"] = [base64.b64encode(d).decode() for d in c.datagram_payloads.get(session, [])[before_payloads:]]
             elif op in ("close", "fin_session"):
                 session = names[action["session"]]
                 payload = b""

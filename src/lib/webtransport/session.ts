@@ -9,7 +9,9 @@
 // more); streams this side opens are capped per session by the same
 // `maxStreamsPerSession` (creating one more rejects); incoming datagrams
 // queue up to DATAGRAM_QUEUE and are dropped (and counted) beyond.
+import type { Duplex } from 'node:stream';
 import type { ConnectionHandle } from '../request-stream';
+import { DatagramDuplex } from './datagram-duplex';
 import { WebTransportError } from './error';
 import { WebTransportBidirectionalStream, WtLink, WtStreamChannel } from './stream';
 
@@ -67,6 +69,10 @@ export class WebTransportSession {
   #bidiController!: ReadableStreamDefaultController<WebTransportBidirectionalStream>;
   #uniController!: ReadableStreamDefaultController<ReadableStream<Uint8Array>>;
   #datagramController!: ReadableStreamDefaultController<Uint8Array>;
+  /** The datagrams as a Node Duplex, once the application asked for it: they go there instead. */
+  #datagramDuplex: DatagramDuplex | undefined;
+  /** Datagrams still go through the web stream: those from before the Duplex are being moved over. */
+  #datagramsViaWeb = false;
   readonly #channels = new Set<WtStreamChannel>();
   #localStreams = 0;
   #open = true;
@@ -131,6 +137,55 @@ export class WebTransportSession {
     this.link.scheduleFlush();
   }
 
+  /**
+   * The session's datagrams as a Node object-mode Duplex: 'data' gives each
+   * datagram the peer sends (a Buffer), write() sends one. The same object
+   * on every call. It takes the place of `datagrams.readable` and
+   * `datagrams.writable`, which it locks; a TypeError if the application
+   * already holds a reader or writer of them. Up to 256 datagrams wait
+   * unread (more are dropped and counted, as with the web streams). When the
+   * session closes the readable side ends; when its connection is lost the
+   * Duplex is destroyed with a WebTransportError (listen for 'error', as
+   * with any Node stream).
+   */
+  datagramDuplex(): Duplex {
+    if (this.#datagramDuplex !== undefined) return this.#datagramDuplex;
+    const { readable, writable } = this.datagrams;
+    if (readable.locked || writable.locked) {
+      throw new TypeError('the session\'s datagrams are already in use through datagrams.readable or datagrams.writable');
+    }
+    writable.getWriter().closed.catch(() => {});
+    const reader = readable.getReader();
+    reader.closed.catch(() => {});
+    const duplex = new DatagramDuplex((d) => this.#sendDatagram(d), DATAGRAM_QUEUE);
+    this.#datagramDuplex = duplex;
+    if (!this.#open) duplex.push(null);
+    // Datagrams that came before the application chose the Duplex move over
+    // first, in order; until then new ones queue behind them.
+    else if (this.#datagramController.desiredSize !== DATAGRAM_QUEUE) {
+      this.#datagramsViaWeb = true;
+      void this.#moveQueuedDatagrams(reader, duplex);
+    }
+    return duplex;
+  }
+
+  async #moveQueuedDatagrams(reader: ReadableStreamDefaultReader<Uint8Array>, duplex: DatagramDuplex): Promise<void> {
+    try {
+      while (this.#datagramsViaWeb) {
+        const { value, done } = await reader.read();
+        if (duplex.destroyed) return;
+        if (done) {
+          duplex.push(null);
+          return;
+        }
+        duplex.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+        if (this.#datagramController.desiredSize === DATAGRAM_QUEUE) this.#datagramsViaWeb = false;
+      }
+    } catch {
+      // The session failed: deliverClosed destroys the Duplex.
+    }
+  }
+
   #openStream(bidi: boolean): Promise<WtStreamChannel> {
     if (!this.#open || this.#closing) return Promise.reject(new WebTransportError('the session is closed', { source: 'session' }));
     const limit = this.link.maxStreamsPerSession;
@@ -182,6 +237,12 @@ export class WebTransportSession {
 
   /** @internal A datagram for this session (a view into the event batch: copied). */
   deliverDatagram(payload: Buffer): void {
+    const duplex = this.#datagramDuplex;
+    if (duplex !== undefined && !this.#datagramsViaWeb) {
+      if (!this.#open || duplex.destroyed || duplex.readableLength >= DATAGRAM_QUEUE) this.link.datagramDropped();
+      else duplex.push(Buffer.from(payload));
+      return;
+    }
     const c = this.#datagramController;
     if ((c.desiredSize ?? 0) <= 0) {
       this.link.datagramDropped();
@@ -201,6 +262,12 @@ export class WebTransportSession {
     const error = new WebTransportError('the session is closed', { source: 'session' });
     for (const channel of this.#channels) channel.deliverGone('the session is closed');
     this.#channels.clear();
+    const duplex = this.#datagramDuplex;
+    if (duplex !== undefined && !duplex.destroyed) {
+      // Cleanly while datagrams are still being moved over: that loop ends the Duplex after them.
+      if (!cleanly) duplex.destroy(new WebTransportError('the connection was lost', { source: 'session' }));
+      else if (!this.#datagramsViaWeb) duplex.push(null);
+    }
     for (const c of [this.#bidiController, this.#uniController, this.#datagramController]) {
       try {
         if (cleanly) c.close();

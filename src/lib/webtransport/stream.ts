@@ -10,11 +10,12 @@
 // resolves while fewer than SEND_HIGH_WATER bytes wait for QUIC; beyond
 // that it waits for the core's SENT reports, so writer.ready holds a fast
 // writer back.
-import { Duplex } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import type { CommandWriter } from '../../native/protocol';
 import { SEND_HIGH_WATER } from '../native-stream';
 import { WebTransportError } from './error';
 import { fromHttp3ErrorCode, toHttp3ErrorCode } from './error-codes';
+import { StreamDuplex } from './stream-duplex';
 
 /** Bytes a stream's ReadableStream queues before it stops returning credit. */
 export const RECEIVE_HIGH_WATER = 64 * 1024;
@@ -55,6 +56,10 @@ export class WtStreamChannel {
   #queued = 0;
   #taken = 0;
   #drained: (() => void) | undefined;
+  /** The stream as a Node Duplex, once the application asked for it: data goes there instead of the web streams. */
+  #duplex: StreamDuplex | undefined;
+  /** Data still goes through the web stream's queue: what came before the Duplex is being moved over. */
+  #readViaWeb = false;
 
   constructor(
     private readonly link: WtLink,
@@ -70,8 +75,8 @@ export class WtStreamChannel {
             start: (c) => {
               this.#readController = c;
             },
-            pull: () => this.#returnCredit(),
-            cancel: (reason) => this.#stopSending(reason),
+            pull: () => this.returnCredit(),
+            cancel: (reason) => this.stopReceiving(reason),
           },
           new ByteLengthQueuingStrategy({ highWaterMark: RECEIVE_HIGH_WATER }),
         )
@@ -81,9 +86,9 @@ export class WtStreamChannel {
           start: (c) => {
             this.#writeController = c;
           },
-          write: (chunk) => this.#write(chunk),
-          close: () => this.#finish(),
-          abort: (reason) => this.#reset(reason),
+          write: (chunk) => this.sendChunk(chunk),
+          close: () => this.endSending(),
+          abort: (reason) => this.resetSending(reason),
         })
       : undefined;
   }
@@ -93,7 +98,55 @@ export class WtStreamChannel {
     return !this.#readOpen && !this.#writeOpen;
   }
 
-  #write(chunk: Uint8Array): Promise<void> | void {
+  /**
+   * The stream's two sides as a Node Duplex (bidirectional streams), in
+   * place of the web streams, which it locks: a TypeError if the
+   * application already holds a reader or writer of them.
+   */
+  toDuplex(): Duplex {
+    if (this.#duplex !== undefined) return this.#duplex;
+    if (this.readable?.locked || this.writable?.locked) throw new TypeError('the stream is already in use through its readable or writable');
+    this.writable?.getWriter().closed.catch(() => {});
+    const duplex = new StreamDuplex(this, RECEIVE_HIGH_WATER);
+    this.#duplex = duplex;
+    if (this.readable !== undefined) {
+      const reader = this.readable.getReader();
+      reader.closed.catch(() => {});
+      // What arrived before the application chose the Duplex waits in the
+      // web stream's queue (or it already ended or failed there): it moves
+      // over in order, and only then does data go to the Duplex directly.
+      if (!this.#readOpen || this.#readController?.desiredSize !== RECEIVE_HIGH_WATER) {
+        this.#readViaWeb = true;
+        void this.#moveQueued(reader, duplex);
+      }
+    }
+    return duplex;
+  }
+
+  /** Reads the web stream's queue into the Duplex until it is empty, its end, or its error. */
+  async #moveQueued(reader: ReadableStreamDefaultReader<Uint8Array>, duplex: StreamDuplex): Promise<void> {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (duplex.destroyed) return;
+        if (done) {
+          duplex.push(null);
+          return;
+        }
+        duplex.push(value);
+        if (this.#readOpen && this.#readController?.desiredSize === RECEIVE_HIGH_WATER) {
+          this.#readViaWeb = false;
+          this.returnCredit();
+          return;
+        }
+      }
+    } catch (e) {
+      if (!duplex.destroyed) duplex.destroy(e as Error);
+    }
+  }
+
+  /** @internal Sends a chunk; a promise while more than SEND_HIGH_WATER bytes wait for QUIC. */
+  sendChunk(chunk: Uint8Array): Promise<void> | void {
     if (!this.#writeOpen) throw new WebTransportError('the stream can no longer be written');
     if (!(chunk instanceof Uint8Array)) throw new TypeError('a WebTransport stream takes Uint8Array chunks');
     if (chunk.length === 0) return;
@@ -103,14 +156,16 @@ export class WtStreamChannel {
     if (this.#queued - this.#taken > SEND_HIGH_WATER) return new Promise<void>((resolve) => (this.#drained = resolve));
   }
 
-  #finish(): void {
+  /** @internal The end of what this side sends (FIN). */
+  endSending(): void {
     if (!this.#writeOpen) return;
     this.#writeOpen = false;
     this.link.commands.data(this.conn, this.id, EMPTY, true);
     this.link.scheduleFlush();
   }
 
-  #reset(reason: unknown): void {
+  /** @internal RESET_STREAM with the reason's application code. */
+  resetSending(reason: unknown): void {
     if (!this.#writeOpen) return;
     this.#writeOpen = false;
     this.link.commands.reset(this.conn, this.id, toHttp3ErrorCode(reasonCode(reason)));
@@ -118,18 +173,25 @@ export class WtStreamChannel {
     this.#releaseWriter();
   }
 
-  #stopSending(reason: unknown): void {
+  /** @internal STOP_SENDING with the reason's application code. */
+  stopReceiving(reason: unknown): void {
     if (!this.#readOpen) return;
     this.#readOpen = false;
     this.link.commands.stopSending(this.conn, this.id, toHttp3ErrorCode(reasonCode(reason)));
     this.link.scheduleFlush();
   }
 
-  /** Credit for the bytes the reader has taken out of the queue. */
-  #returnCredit(): void {
-    const c = this.#readController;
-    if (!c || !this.#readOpen) return;
-    const inQueue = Math.max(0, RECEIVE_HIGH_WATER - (c.desiredSize ?? 0));
+  /** @internal Credit for the bytes the reader has taken out of the queue (the web stream's or the Duplex's). */
+  returnCredit(): void {
+    if (!this.#readOpen) return;
+    let inQueue: number;
+    if (this.#duplex !== undefined && !this.#readViaWeb) {
+      inQueue = this.#duplex.readableLength;
+    } else {
+      const c = this.#readController;
+      if (!c) return;
+      inQueue = Math.max(0, RECEIVE_HIGH_WATER - (c.desiredSize ?? 0));
+    }
     const give = this.#enqueued - inQueue - this.#returned;
     if (give <= 0) return;
     this.#returned += give;
@@ -147,8 +209,23 @@ export class WtStreamChannel {
 
   /** @internal Bytes from the peer; `fin`: the last of them. */
   deliverData(chunk: Buffer, fin: boolean): void {
+    if (!this.#readOpen) return;
+    const duplex = this.#duplex;
+    if (duplex !== undefined && !this.#readViaWeb) {
+      if (chunk.length > 0) {
+        this.#enqueued += chunk.length;
+        duplex.push(chunk);
+      }
+      if (fin) {
+        this.#readOpen = false;
+        duplex.push(null);
+      } else {
+        this.returnCredit();
+      }
+      return;
+    }
     const c = this.#readController;
-    if (!c || !this.#readOpen) return;
+    if (!c) return;
     if (chunk.length > 0) {
       this.#enqueued += chunk.length;
       c.enqueue(chunk);
@@ -157,7 +234,7 @@ export class WtStreamChannel {
       this.#readOpen = false;
       c.close();
     } else {
-      this.#returnCredit();
+      this.returnCredit();
     }
   }
 
@@ -172,7 +249,7 @@ export class WtStreamChannel {
     if (!this.#readOpen) return;
     this.#readOpen = false;
     const code = fromHttp3ErrorCode(h3Code);
-    this.#readController?.error(new WebTransportError(`the peer reset the stream (code ${code ?? h3Code})`, { source: 'stream', streamErrorCode: code }));
+    this.#fail(new WebTransportError(`the peer reset the stream (code ${code ?? h3Code})`, { source: 'stream', streamErrorCode: code }), 'read');
   }
 
   /** @internal The peer asked this side to stop sending (STOP_SENDING). */
@@ -180,7 +257,7 @@ export class WtStreamChannel {
     if (!this.#writeOpen) return;
     this.#writeOpen = false;
     const code = fromHttp3ErrorCode(h3Code);
-    this.#writeController?.error(new WebTransportError(`the peer stopped the stream (code ${code ?? h3Code})`, { source: 'stream', streamErrorCode: code }));
+    this.#fail(new WebTransportError(`the peer stopped the stream (code ${code ?? h3Code})`, { source: 'stream', streamErrorCode: code }), 'write');
     this.#releaseWriter();
   }
 
@@ -189,13 +266,27 @@ export class WtStreamChannel {
     const error = new WebTransportError(message, { source: 'session' });
     if (this.#readOpen) {
       this.#readOpen = false;
-      this.#readController?.error(error);
+      this.#fail(error, 'read');
     }
     if (this.#writeOpen) {
       this.#writeOpen = false;
-      this.#writeController?.error(error);
+      this.#fail(error, 'write');
       this.#releaseWriter();
     }
+  }
+
+  /**
+   * A side failed: its web stream errors, or the Duplex is destroyed with
+   * the error (a Duplex has one fate for both sides, as Duplex.fromWeb's).
+   */
+  #fail(error: WebTransportError, side: 'read' | 'write'): void {
+    const duplex = this.#duplex;
+    if (duplex !== undefined && !(side === 'read' && this.#readViaWeb)) {
+      if (!duplex.destroyed) duplex.destroy(error);
+      return;
+    }
+    if (side === 'read') this.#readController?.error(error);
+    else this.#writeController?.error(error);
   }
 }
 
@@ -203,20 +294,27 @@ export class WtStreamChannel {
 export class WebTransportBidirectionalStream {
   readonly readable: ReadableStream<Uint8Array>;
   readonly writable: WritableStream<Uint8Array>;
+  readonly #channel: WtStreamChannel;
 
   /** @internal */
   constructor(channel: WtStreamChannel) {
+    this.#channel = channel;
     this.readable = channel.readable!;
     this.writable = channel.writable!;
   }
 
   /**
-   * The stream as a Node Duplex (node:stream's `Duplex.fromWeb`), for code
-   * written for Node streams: pipe(), pipeline(), 'data' events. Use one
-   * shape or the other: the web streams are locked to the Duplex.
-   * (Unidirectional streams: `Readable.fromWeb` and `Writable.fromWeb`.)
+   * The stream as a Node Duplex, for code written for Node streams: pipe(),
+   * pipeline(), 'data' events, with the same flow control as the web
+   * streams (credit goes back to the peer as the Duplex's buffer is read;
+   * write() returns false while 64 KiB wait for QUIC). The same object on
+   * every call; it takes the web streams' place and locks them (a TypeError
+   * if a reader or writer of them is already held). Ending the writable
+   * side sends FIN; destroy(error) resets what is still open, with the
+   * error's `streamErrorCode`. (Unidirectional streams: `Readable.fromWeb`
+   * and `Writable.fromWeb`.)
    */
   toDuplex(): Duplex {
-    return Duplex.fromWeb({ readable: this.readable, writable: this.writable });
+    return this.#channel.toDuplex();
   }
 }
