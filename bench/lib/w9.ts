@@ -5,7 +5,9 @@
 // and datagram round trips per second with 16 in flight. The client is
 // bench/wtpeer (webtransport-go) on the client core. Server CPU is charged
 // over each client run, so a client-paced figure can be judged by the
-// server's CPU per MB or per round trip. A fourth row, the boundary floor
+// server's CPU per MB or per round trip. The application API runs twice:
+// through its W3C shape (web streams) and through its Node-stream shape
+// (a stream's toDuplex(), the session's datagramDuplex()). One more row, the boundary floor
 // (bench/servers/wt-floor.mjs: the same sessions, every datagram and chunk
 // written straight back through the command writer, no web streams), says
 // how much of the application API's distance to the native echo is the
@@ -118,8 +120,16 @@ export function w9Checks(rows: W9Row[]): Check[] {
     check('W9', 'datagram round trips/s, application API vs webtransport-go', ratio('datagram'), 'min', 1.5),
     check('W9', 'stream echo MB/s, application API vs the native echo', ratio('stream', W9_NATIVE), 'min', 0.7),
     check('W9', 'datagram round trips/s, application API vs the native echo', ratio('datagram', W9_NATIVE), 'min', 0.7),
+    // The same application API through its Node-stream shape (toDuplex(),
+    // datagramDuplex()): no web stream promise per chunk or datagram.
+    check('W9', 'stream echo MB/s, application API through Node Duplexes vs webtransport-go', rateOf('stream', W9_DUPLEX, W9_GO), 'min', 1.5),
+    check('W9', 'datagram round trips/s, application API through Node Duplexes vs webtransport-go', rateOf('datagram', W9_DUPLEX, W9_GO), 'min', 1.5),
+    check('W9', 'stream echo MB/s, application API through Node Duplexes vs the native echo', rateOf('stream', W9_DUPLEX, W9_NATIVE), 'min', 0.7),
+    check('W9', 'datagram round trips/s, application API through Node Duplexes vs the native echo', rateOf('datagram', W9_DUPLEX, W9_NATIVE), 'min', 0.7),
     { ...check('W9', 'stream echo: server CPU per MB, webtransport-go over the application API', cpuRatio('stream'), 'min', 1.5), extra: true },
     { ...check('W9', 'datagrams: server CPU per round trip, webtransport-go over the application API', cpuRatio('datagram'), 'min', 1.5), extra: true },
+    { ...check('W9', 'stream echo: server CPU per MB, webtransport-go over the application API through Node Duplexes', cpuRatio('stream', W9_DUPLEX), 'min', 1.5), extra: true },
+    { ...check('W9', 'datagrams: server CPU per round trip, webtransport-go over the application API through Node Duplexes', cpuRatio('datagram', W9_DUPLEX), 'min', 1.5), extra: true },
     // How far the 1.5x above is from what no JavaScript at all reaches.
     { ...check('W9', 'stream echo: server CPU per MB, webtransport-go over the native echo', cpuRatio('stream', W9_NATIVE), 'min', 1.5), extra: true },
     { ...check('W9', 'datagrams: server CPU per round trip, webtransport-go over the native echo', cpuRatio('datagram', W9_NATIVE), 'min', 1.5), extra: true },
