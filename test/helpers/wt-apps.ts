@@ -1,4 +1,5 @@
 // Small WebTransport applications the tests share.
+import { pipeline, Transform } from 'node:stream';
 import type { WebTransportSession } from '../../src/index';
 
 /** Reads a web ReadableStream of bytes to its end. */
@@ -41,3 +42,31 @@ export function upperCaseApp(session: WebTransportSession): void {
   })().catch(() => {});
 }
 
+
+/**
+ * upperCaseApp's answers through the Node-stream shape: each bidirectional
+ * stream's toDuplex() through an upper-casing Transform and back, the
+ * datagrams through datagramDuplex(); unidirectional streams as above.
+ */
+export function upperCaseDuplexApp(session: WebTransportSession): void {
+  const datagrams = session.datagramDuplex();
+  datagrams.on('data', (d: Buffer) => datagrams.write(Buffer.from(d.toString().toUpperCase())));
+  datagrams.on('error', () => {});
+  void (async () => {
+    for await (const bidi of session.incomingBidirectionalStreams) {
+      const duplex = bidi.toDuplex();
+      const upper = new Transform({ transform: (chunk: Buffer, _enc, done) => done(null, Buffer.from(chunk.toString().toUpperCase())) });
+      pipeline(duplex, upper, duplex, () => {});
+    }
+  })().catch(() => {});
+  void (async () => {
+    for await (const uni of session.incomingUnidirectionalStreams) {
+      void (async () => {
+        const text = (await readAll(uni)).toString();
+        const w = (await session.createUnidirectionalStream()).getWriter();
+        await w.write(Buffer.from(text.toUpperCase()));
+        await w.close();
+      })().catch(() => {});
+    }
+  })().catch(() => {});
+}

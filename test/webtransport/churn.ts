@@ -1,4 +1,5 @@
-// 1,000 WebTransport sessions opened and ended every way, in a process of
+// 1,000 WebTransport sessions opened and ended every way (half of them
+// answered through web streams, half through Node Duplexes), in a process of
 // its own so that the RSS compared is this server's alone (not the test
 // runner's with every other suite's leftovers). Prints one JSON object:
 // RSS before and after (MiB), sessions the application still holds, and the
@@ -7,7 +8,7 @@
 import { createSecureServer, silentLogger, WebTransportSession } from '../../src/index';
 import { addon } from '../../src/native/binding';
 import { b64 } from '../helpers/h3client';
-import { upperCaseApp } from '../helpers/wt-apps';
+import { upperCaseApp, upperCaseDuplexApp } from '../helpers/wt-apps';
 import { runWt } from '../helpers/wt-client';
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -18,6 +19,7 @@ const WAYS = ['close', 'fin', 'reset', 'server', 'refuse', 'open', 'close', 'fin
 
 async function main(): Promise<void> {
   const sessions = new Set<WebTransportSession>();
+  let accepted = 0;
   const server = createSecureServer({ tcp: false, warnDemoIdentity: false, logger: silentLogger, idleTimeoutMs: 1000, webtransport: { maxSessions: 64 } });
   server.on('session', (req) => {
     if (req.path === '/refuse') return req.reject(403);
@@ -28,7 +30,9 @@ async function main(): Promise<void> {
       () => sessions.delete(session),
     );
     if (req.path === '/server-closes') setTimeout(() => session.close({ closeCode: 1, reason: 'done' }), 10);
-    upperCaseApp(session);
+    // Every other session answers through the Node-stream shape (Duplexes).
+    if (++accepted % 2 === 0) upperCaseDuplexApp(session);
+    else upperCaseApp(session);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
