@@ -210,6 +210,8 @@ const w8RssMax = (r: RunResults, variant: string, direction: string) => {
 function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
   const w1Rps = med.of('W1', TS, 'rps');
   const w8Ratio = (direction: string, peer: string) => w8Median(r, COMPAT, direction, 'mb_per_s') / w8Median(r, peer, direction, 'mb_per_s');
+  // Server CPU per GiB, the peer's over ours: the same ratio where the client, not the server, sets the pace.
+  const w8CpuRatio = (direction: string, peer: string) => w8Median(r, peer, direction, 'cpu_s_per_gib') / w8Median(r, COMPAT, direction, 'cpu_s_per_gib');
   return [
     check('W1', 'req/s vs Caddy', w1Rps / med.of('W1', 'caddy', 'rps'), 'min', 2.0),
     // Server-bound view: requests one fully busy core could serve (1 / CPU
@@ -251,6 +253,10 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
     check('W8', 'download MB/s vs Caddy file_server', w8Ratio('download', W8_CADDY), 'min', 2.0),
     check('W8', 'upload MB/s vs node:http2', w8Ratio('upload', W8_H2), 'min', 0.5),
     check('W8', 'download MB/s vs node:http2', w8Ratio('download', W8_H2), 'min', 0.5),
+    extraView(check('W8', 'upload: server CPU per GiB, Caddy proxy over createSecureServer', w8CpuRatio('upload', W8_CADDY), 'min', 2.0)),
+    extraView(check('W8', 'download: server CPU per GiB, Caddy file_server over createSecureServer', w8CpuRatio('download', W8_CADDY), 'min', 2.0)),
+    extraView(check('W8', 'upload: server CPU per GiB, node:http2 over createSecureServer', w8CpuRatio('upload', W8_H2), 'min', 0.5)),
+    extraView(check('W8', 'download: server CPU per GiB, node:http2 over createSecureServer', w8CpuRatio('download', W8_H2), 'min', 0.5)),
     check('W8', 'RSS growth in a transfer (max)', Math.max(w8RssMax(r, COMPAT, 'upload'), w8RssMax(r, COMPAT, 'download')), 'max', 32, 'MiB'),
     ...w9Checks(r.w9),
     ...w10Checks(r.w10),
