@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
 import { createSecureServer, Http3SecureServer, loadIdentity, silentLogger, WebTransportSession, WebTransportSessionRequest } from '../src';
 import { launchChromium, Launched } from './helpers/chromium';
 
@@ -49,6 +50,44 @@ const BROWSER_SCRIPT = `async function (url) {
   return { greeting, answer, question, datagrams, closed: { closeCode: closed.closeCode, reason: closed.reason } };
 }`;
 
+/**
+ * Reads a Node Readable to its end, as text. Not `for await`: that
+ * destroys a Duplex when the reading ends, writable side and all.
+ */
+function textOf(readable: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  return new Promise((resolve, reject) => {
+    readable.on('data', (c: Buffer) => chunks.push(c));
+    readable.once('end', () => resolve(Buffer.concat(chunks).toString()));
+    readable.once('error', reject);
+  });
+}
+
+/** The same application as the W3C-shaped one below, through Node Duplexes (toDuplex(), datagramDuplex()). */
+function duplexApp(session: WebTransportSession): void {
+  const duplexSeen = seenThroughDuplexes;
+  void (async () => {
+    const greet = (await session.createUnidirectionalStream()).getWriter();
+    await greet.write(Buffer.from('welcome'));
+    await greet.close();
+    for await (const bidi of session.incomingBidirectionalStreams) {
+      const d = bidi.toDuplex();
+      d.end(Buffer.from((await textOf(d)).toUpperCase()));
+      const mine = (await session.createBidirectionalStream()).toDuplex();
+      mine.end(Buffer.from('how are you?'));
+      duplexSeen.reply = await textOf(mine);
+    }
+  })().catch((e) => (duplexSeen.error = String(e)));
+  const datagrams = session.datagramDuplex();
+  datagrams.on('error', (e) => (duplexSeen.error = String(e)));
+  datagrams.on('data', (d: Buffer) => {
+    const t = d.toString();
+    if (t === 'close please') session.close({ closeCode: 3003, reason: 'bye \u2713' });
+    else datagrams.write(Buffer.from(t.toUpperCase()));
+  });
+}
+const seenThroughDuplexes: { reply?: string; error?: string } = {};
+
 describe('WebTransport for applications from headless Chromium (W3C API)', function () {
   this.timeout(60000);
   let server: Http3SecureServer;
@@ -65,6 +104,10 @@ describe('WebTransport for applications from headless Chromium (W3C API)', funct
         // Subprotocols: the page offers, the application picks the second.
         seen.offered = req.protocols;
         req.accept({ protocol: req.protocols[1] });
+        return;
+      }
+      if (req.path.startsWith('/duplex/')) {
+        duplexApp(req.accept());
         return;
       }
       seen.origin = req.origin;
@@ -129,6 +172,21 @@ describe('WebTransport for applications from headless Chromium (W3C API)', funct
     assert.equal(seen.origin, `http://localhost:${pagePort}`, 'the page\'s origin, for the application to check');
     assert.equal(seen.path, '/room/1');
     assert.equal(seen.reply, 'reply to how are you?');
+    await tab.close();
+  });
+
+  it('the same exchange with the application on Node Duplexes (a stream\'s toDuplex(), the session\'s datagramDuplex())', async () => {
+    const tab = await chrome.browser.newPage();
+    await tab.goto(`http://localhost:${pagePort}/`);
+    const result = await tab.evaluate(`(${BROWSER_SCRIPT})(${JSON.stringify(`https://127.0.0.1:${port}/duplex/1`)})`);
+    assert.deepEqual(result, {
+      greeting: 'welcome',
+      answer: 'HELLO FROM THE PAGE',
+      question: 'how are you?',
+      datagrams: ['DG0', 'DG1', 'DG2'],
+      closed: { closeCode: 3003, reason: 'bye \u2713' },
+    });
+    assert.deepEqual(seenThroughDuplexes, { reply: 'reply to how are you?' });
     await tab.close();
   });
 
