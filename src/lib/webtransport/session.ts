@@ -178,7 +178,8 @@ export class WebTransportSession {
           duplex.push(null);
           return;
         }
-        duplex.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+        if (duplex.readableLength >= DATAGRAM_QUEUE) this.link.datagramDropped();
+        else duplex.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
         if (this.#datagramController.desiredSize === DATAGRAM_QUEUE) this.#datagramsViaWeb = false;
       }
     } catch {

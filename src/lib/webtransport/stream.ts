@@ -190,7 +190,9 @@ export class WtStreamChannel {
     } else {
       const c = this.#readController;
       if (!c) return;
-      inQueue = Math.max(0, RECEIVE_HIGH_WATER - (c.desiredSize ?? 0));
+      // While what came before the Duplex moves over, what waits in the
+      // Duplex counts too: a paused Duplex holds the peer back.
+      inQueue = Math.max(0, RECEIVE_HIGH_WATER - (c.desiredSize ?? 0)) + (this.#duplex?.readableLength ?? 0);
     }
     const give = this.#enqueued - inQueue - this.#returned;
     if (give <= 0) return;
