@@ -88,6 +88,15 @@ function duplexApp(session: WebTransportSession): void {
 }
 const seenThroughDuplexes: { reply?: string; error?: string } = {};
 
+/** What BROWSER_SCRIPT returns when the application answers as both shapes of it below do. */
+const PAGE_SEES = {
+  greeting: 'welcome',
+  answer: 'HELLO FROM THE PAGE',
+  question: 'how are you?',
+  datagrams: ['DG0', 'DG1', 'DG2'],
+  closed: { closeCode: 3003, reason: 'bye \u2713' },
+};
+
 describe('WebTransport for applications from headless Chromium (W3C API)', function () {
   this.timeout(60000);
   let server: Http3SecureServer;
@@ -152,6 +161,17 @@ describe('WebTransport for applications from headless Chromium (W3C API)', funct
     pagePort = (page.address() as AddressInfo).port;
     chrome = await launchChromium([`127.0.0.1:${port}`], loadIdentity().spkiSha256);
   });
+  /** BROWSER_SCRIPT in a new tab against a session at `path`. */
+  async function runPage(path: string): Promise<unknown> {
+    const tab = await chrome.browser.newPage();
+    try {
+      await tab.goto(`http://localhost:${pagePort}/`);
+      return await tab.evaluate(`(${BROWSER_SCRIPT})(${JSON.stringify(`https://127.0.0.1:${port}${path}`)})`);
+    } finally {
+      await tab.close();
+    }
+  }
+
   after(async () => {
     await chrome?.close();
     page?.close();
@@ -159,35 +179,15 @@ describe('WebTransport for applications from headless Chromium (W3C API)', funct
   });
 
   it('streams both ways in both directions, datagrams, and a server close with code and reason reach the page', async () => {
-    const tab = await chrome.browser.newPage();
-    await tab.goto(`http://localhost:${pagePort}/`);
-    const result = await tab.evaluate(`(${BROWSER_SCRIPT})(${JSON.stringify(`https://127.0.0.1:${port}/room/1`)})`);
-    assert.deepEqual(result, {
-      greeting: 'welcome',
-      answer: 'HELLO FROM THE PAGE',
-      question: 'how are you?',
-      datagrams: ['DG0', 'DG1', 'DG2'],
-      closed: { closeCode: 3003, reason: 'bye \u2713' },
-    });
+    assert.deepEqual(await runPage('/room/1'), PAGE_SEES);
     assert.equal(seen.origin, `http://localhost:${pagePort}`, 'the page\'s origin, for the application to check');
     assert.equal(seen.path, '/room/1');
     assert.equal(seen.reply, 'reply to how are you?');
-    await tab.close();
   });
 
   it('the same exchange with the application on Node Duplexes (a stream\'s toDuplex(), the session\'s datagramDuplex())', async () => {
-    const tab = await chrome.browser.newPage();
-    await tab.goto(`http://localhost:${pagePort}/`);
-    const result = await tab.evaluate(`(${BROWSER_SCRIPT})(${JSON.stringify(`https://127.0.0.1:${port}/duplex/1`)})`);
-    assert.deepEqual(result, {
-      greeting: 'welcome',
-      answer: 'HELLO FROM THE PAGE',
-      question: 'how are you?',
-      datagrams: ['DG0', 'DG1', 'DG2'],
-      closed: { closeCode: 3003, reason: 'bye \u2713' },
-    });
+    assert.deepEqual(await runPage('/duplex/1'), PAGE_SEES);
     assert.deepEqual(seenThroughDuplexes, { reply: 'reply to how are you?' });
-    await tab.close();
   });
 
   it('subprotocols: the page\'s offer reaches request.protocols, and the one accept() picks is the page\'s wt.protocol', async () => {
