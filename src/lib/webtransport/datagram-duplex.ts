@@ -2,9 +2,10 @@
 // datagram the peer sent (a Buffer of its own), each chunk written is one
 // datagram to send. For code that prefers Node streams to the W3C
 // `datagrams.readable`/`writable` pair, and cheaper per datagram: Node 20's
-// web streams cost 1.4-1.8 us per datagram read and written back (a promise
-// per read and per write), a Duplex's 'data' and write() about 0.2 us
-// (docs/design.md, "Datagrams through a Node Duplex").
+// web streams cost 1.6-2.2 us of CPU per datagram read and written back (a
+// promise per read and per write), a Duplex's push, 'data' and write()
+// 0.30-0.36 us, a plain function call 0.11-0.14 (bench/tools/webstreams-cost.mjs;
+// docs/design.md, "Datagrams through a Node Duplex").
 //
 // Limits are the web streams': at most DATAGRAM_QUEUE datagrams wait unread
 // (more are dropped and counted: a datagram is never worth holding the
