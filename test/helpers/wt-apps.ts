@@ -25,23 +25,12 @@ export function upperCaseApp(session: WebTransportSession): void {
       })().catch(() => {});
     }
   })().catch(() => {});
-  void (async () => {
-    for await (const uni of session.incomingUnidirectionalStreams) {
-      void (async () => {
-        const text = (await readAll(uni)).toString();
-        const out = await session.createUnidirectionalStream();
-        const w = out.getWriter();
-        await w.write(Buffer.from(text.toUpperCase()));
-        await w.close();
-      })().catch(() => {});
-    }
-  })().catch(() => {});
+  answerUnidirectionalInUpperCase(session);
   void (async () => {
     const w = session.datagrams.writable.getWriter();
     for await (const d of session.datagrams.readable) await w.write(Buffer.from(Buffer.from(d).toString().toUpperCase()));
   })().catch(() => {});
 }
-
 
 /**
  * upperCaseApp's answers through the Node-stream shape: each bidirectional
@@ -59,6 +48,11 @@ export function upperCaseDuplexApp(session: WebTransportSession): void {
       pipeline(duplex, upper, duplex, () => {});
     }
   })().catch(() => {});
+  answerUnidirectionalInUpperCase(session);
+}
+
+/** Each unidirectional stream the client opens is answered, in upper case, on a new one of the server's. */
+function answerUnidirectionalInUpperCase(session: WebTransportSession): void {
   void (async () => {
     for await (const uni of session.incomingUnidirectionalStreams) {
       void (async () => {

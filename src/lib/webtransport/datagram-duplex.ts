@@ -11,7 +11,8 @@
 // (more are dropped and counted: a datagram is never worth holding the
 // connection back for), and a datagram larger than maxDatagramSize is
 // dropped as the W3C API drops it. Writing never waits: each write goes
-// straight to the core, whose own datagram queue is bounded.
+// straight to the core, whose own datagram queue is bounded. Datagrams have
+// no end on the wire: ending the writable side sends nothing.
 import { Duplex } from 'node:stream';
 
 export class DatagramDuplex extends Duplex {
@@ -19,7 +20,7 @@ export class DatagramDuplex extends Duplex {
     private readonly send: (datagram: Uint8Array) => void,
     queue: number,
   ) {
-    super({ objectMode: true, readableHighWaterMark: queue, allowHalfOpen: true });
+    super({ objectMode: true, readableHighWaterMark: queue });
   }
 
   /** Datagrams arrive when the peer sends them; there is nothing to ask for. */
@@ -36,11 +37,6 @@ export class DatagramDuplex extends Duplex {
       done(e as Error);
       return;
     }
-    done();
-  }
-
-  /** Datagrams have no end on the wire: ending the writable side sends nothing. */
-  override _final(done: (error?: Error | null) => void): void {
     done();
   }
 }

@@ -105,20 +105,21 @@ export class WtStreamChannel {
    */
   toDuplex(): Duplex {
     if (this.#duplex !== undefined) return this.#duplex;
-    if (this.readable?.locked || this.writable?.locked) throw new TypeError('the stream is already in use through its readable or writable');
-    this.writable?.getWriter().closed.catch(() => {});
+    // Only bidirectional streams have one (WebTransportBidirectionalStream's), so both sides exist.
+    const readable = this.readable!;
+    const writable = this.writable!;
+    if (readable.locked || writable.locked) throw new TypeError('the stream is already in use through its readable or writable');
+    writable.getWriter().closed.catch(() => {});
+    const reader = readable.getReader();
+    reader.closed.catch(() => {});
     const duplex = new StreamDuplex(this, RECEIVE_HIGH_WATER);
     this.#duplex = duplex;
-    if (this.readable !== undefined) {
-      const reader = this.readable.getReader();
-      reader.closed.catch(() => {});
-      // What arrived before the application chose the Duplex waits in the
-      // web stream's queue (or it already ended or failed there): it moves
-      // over in order, and only then does data go to the Duplex directly.
-      if (!this.#readOpen || this.#readController?.desiredSize !== RECEIVE_HIGH_WATER) {
-        this.#readViaWeb = true;
-        void this.#moveQueued(reader, duplex);
-      }
+    // What arrived before the application chose the Duplex waits in the
+    // web stream's queue (or it already ended or failed there): it moves
+    // over in order, and only then does data go to the Duplex directly.
+    if (!this.#readOpen || this.#readController!.desiredSize !== RECEIVE_HIGH_WATER) {
+      this.#readViaWeb = true;
+      void this.#moveQueued(reader, duplex);
     }
     return duplex;
   }
