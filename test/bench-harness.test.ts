@@ -3,6 +3,7 @@
 // answer, or W6 compares different work; and the quiche datagram counter W7 checks against must
 // match what Profile B counts. Real UDP, aioquic as the client.
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createServer, silentLogger } from '../src';
@@ -132,6 +133,51 @@ describe('benchmark harness pieces', function () {
       ['4096\n', '4000\n'],
     );
     assert.deepEqual(w3, await answers(profileC, undefined, counts));
+  });
+
+  it("W8's native transfer answers /upload and /file as createSecureServer's W8 listener does, and leaves other routes to JavaScript", async () => {
+    // 700 KiB: the download refills past the 256 KiB high-water mark
+    // several times and ends on a short piece.
+    const dir = fs.mkdtempSync(path.join(ROOT, 'bench', '.work', 'w8-test-'));
+    const file = path.join(dir, 'file.bin');
+    const bytes = Buffer.alloc(700 * 1024 + 13);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + (i >> 9)) & 0xff;
+    fs.writeFileSync(file, bytes);
+    const sha = crypto.createHash('sha256').update(bytes).digest('hex');
+    const requests: PlannedRequest[] = [
+      { path: '/file' },
+      { method: 'POST', path: '/upload', body_generate: { total: 3 * 1024 * 1024, chunk_size: 65536 } },
+      { method: 'POST', path: '/upload', body_b64: body(0) },
+      { path: '/login' },
+    ];
+    const seen = (r: H3Response) => ({
+      status: r.status,
+      length: r.body_length,
+      sha256: r.body_sha256,
+      fields: r.headers.filter(([n]) => n === 'content-type' || n === 'content-length').map(([n, v]) => `${n}: ${v}`).sort(),
+    });
+    const run = async (script: string, extra: string[]) => {
+      const child = startProcess(process.execPath, [path.join(ROOT, 'bench', 'servers', script), '0', ...CERTS, file, ...extra], { label: script });
+      try {
+        const { listening } = await child.waitForJson<{ listening: number }>((v) => typeof v.listening === 'number');
+        return (await runClient(listening, { timeout: 20, requests, sequential: true })).responses;
+      } finally {
+        await child.stop();
+      }
+    };
+    try {
+      const native = await run('h3-node-w8-native.mjs', ['--addon', benchAddon()]);
+      const compat = await run('h3-node-compat.mjs', []);
+      assert.equal(native[0].body_sha256, sha, 'the download is the file, byte for byte');
+      assert.equal(native[0].body_length, bytes.length);
+      assert.deepEqual(
+        native.slice(1).map((r) => r.body_text),
+        [`${3 * 1024 * 1024}\n`, '0\n', 'login succeeded\n'],
+      );
+      assert.deepEqual(native.map(seen), compat.map(seen));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("serve's launcher answers W1's and W3's routes as Profiles A and C do (status, body, the profile's fields)", async () => {

@@ -153,9 +153,9 @@ export function hasCreateSecureServer(build: H3NodeBuild): boolean {
 }
 
 /** A launcher taking `<port> <cert> <key> [<file>]` (the compat servers, W8's), run in `root` (whose dist/ it loads). */
-async function startWithFile(name: string, what: string, script: string, file?: string, root = ROOT, env?: NodeJS.ProcessEnv): Promise<Server & { port: number }> {
+async function startWithFile(name: string, what: string, script: string, file?: string, root = ROOT, env?: NodeJS.ProcessEnv, extra: string[] = []): Promise<Server & { port: number }> {
   const p = port();
-  const child = startPinned(SERVER_CORE, process.execPath, [script, String(p), CERT, KEY, ...(file ? [file] : [])], {
+  const child = startPinned(SERVER_CORE, process.execPath, [script, String(p), CERT, KEY, ...(file ? [file] : []), ...extra], {
     cwd: root,
     env,
     stderrFile: stderrLog(what),
@@ -190,6 +190,16 @@ export function startH3NodeCompatWithInitialWindow(build: H3NodeBuild, packets: 
 /** bench/servers/h3-node-stream.mjs: W8 on the RequestStream interface under createSecureServer. */
 export function startH3NodeStream(build: H3NodeBuild, file: string) {
   return startWithFile('h3-node (RequestStream)', 'h3-node-stream', 'bench/servers/h3-node-stream.mjs', file, build.root);
+}
+
+/**
+ * bench/servers/h3-node-w8-native.mjs: W8 answered inside the I/O thread
+ * (createSecureServer's core options, no JavaScript in the transfer), in the
+ * addon variant built with the bench feature: the floor under W8's
+ * createSecureServer row.
+ */
+export function startH3NodeW8Native(build: H3NodeBuild, file: string, addon: string) {
+  return startWithFile('h3-node (native transfer, no JavaScript)', 'h3-node-w8-native', 'bench/servers/h3-node-w8-native.mjs', file, build.root, undefined, ['--addon', addon]);
 }
 
 /** node:http2's createSecureServer with its compatibility API, the same listener (compat-app.mjs). */

@@ -24,6 +24,7 @@ import {
   startH3NodeCompat,
   startH3NodeFetch,
   startH3NodeStream,
+  startH3NodeW8Native,
   startNodeHttp2,
   startNodeHttp2Compat,
   stopServer,
@@ -48,6 +49,8 @@ export const H2_COMPAT = 'node-http2 compat (h2load)';
 export const W8_STREAM = 'h3-node (RequestStream)';
 export const W8_CADDY = 'caddy (proxy / file_server)';
 export const W8_H2 = 'node-http2 compat';
+/** W8 with no JavaScript in the transfer (bench_transfer.rs): what any API on this core could reach at most. */
+export const W8_NATIVE = 'h3-node (native transfer, no JavaScript)';
 
 export type W8Row = Transfer & { variant: string; round: number };
 
@@ -333,6 +336,11 @@ export class Workloads {
       [W8_CADDY, 'h3', () => startCaddyW8(file)],
       [W8_H2, 'h2', () => startNodeHttp2Compat(file)],
     );
+    const native = this.h3.native;
+    if (native.kind === 'flag' && native.addon && hasLauncher(this.h3, 'h3-node-w8-native.mjs')) {
+      const addon = native.addon;
+      servers.splice(1, 0, [W8_NATIVE, 'h3', () => startH3NodeW8Native(this.h3, file, addon)]);
+    }
     if (only) servers = servers.filter(([variant]) => only(variant));
     for (let round = 1; round <= P.w8Rounds; round++) {
       for (const [variant, proto, start] of servers) {

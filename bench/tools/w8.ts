@@ -1,14 +1,14 @@
 // W8 alone (issue 12's one-connection transfers): the same servers, client
 // and cores as `npm run bench`, one line per transfer.
-//   node --import tsx bench/tools/w8.ts [--rounds 3] [--quick] [--only compat,h2,caddy,stream] [--direction upload|download]
+//   node --import tsx bench/tools/w8.ts [--rounds 3] [--quick] [--only compat,native,h2,caddy,stream] [--direction upload|download]
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stopAll } from '../../test/helpers/process';
 import { currentBuild } from '../lib/builds';
 import { parameters, WORK } from '../lib/config';
-import { COMPAT, W8_CADDY, W8_H2, W8_STREAM, Workloads } from '../lib/workloads';
+import { COMPAT, W8_CADDY, W8_H2, W8_NATIVE, W8_STREAM, Workloads } from '../lib/workloads';
 
-const NAMES: Record<string, string> = { compat: COMPAT, stream: W8_STREAM, caddy: W8_CADDY, h2: W8_H2 };
+const NAMES: Record<string, string> = { compat: COMPAT, native: W8_NATIVE, stream: W8_STREAM, caddy: W8_CADDY, h2: W8_H2 };
 
 async function main() {
   const { values } = parseArgs({

@@ -18,8 +18,12 @@ export interface DevHooks {
   panicOnPath?: string;
   /** One datagram per send, no GSO: a capture on lo then holds each datagram as sent, which tshark needs. */
   noGso?: boolean;
-  /** Benchmark only (bench/README.md): Rust answers Profile A or C itself, the ceiling for the boundary's cost. */
-  benchNativeHandler?: 'a' | 'c';
+  /**
+   * Benchmark only (bench/README.md): Rust answers Profile A or C itself, the
+   * ceiling for the boundary's cost; or W8's upload and download of this file
+   * (`w8:<file>`), the floor under createSecureServer's W8 row.
+   */
+  benchNativeHandler?: 'a' | 'c' | `w8:${string}`;
   /** Load this addon file instead of dist/native's (the benchmark builds a variant). */
   addonPath?: string;
   /** createSecureServer: make this instead of the native StreamServer (unit tests drive fake streams through it). */

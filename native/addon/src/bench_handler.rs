@@ -1,9 +1,11 @@
 //! BENCHMARK-ONLY native handlers: Profile A's routes and Profile C's byte
-//! count answered inside the I/O thread, without crossing into JavaScript.
+//! count answered inside the I/O thread, without crossing into JavaScript,
+//! and W8's upload and download (bench_transfer.rs).
 //! They exist to measure the ceiling of the Rust/TypeScript boundary's cost
 //! (issue 5, workload W6); the addon has them only when built with the cargo
 //! feature `bench-handler` (`npm run bench` builds that variant), and they
-//! are switched on by `listen`'s `benchNativeHandler` ("a" or "c"). They are
+//! are switched on by `listen`'s `benchNativeHandler` ("a", "c", or
+//! "w8:<file>"). They are
 //! not an API: the real profiles live in src/profiles/, and these must
 //! answer the same bytes so that the comparison is fair.
 //!
@@ -13,12 +15,14 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use h3core::app::{AbortReason, Action, Application, ConnClosed, LogLevel, Mark, Reply, Request, Response, SessionStream};
 use h3core::config::Options;
 use h3core::h3::request::RequestHead;
 use h3core::ids::{ConnId, StreamId};
 
+use crate::bench_transfer::Transfers;
 use crate::boundary::link::JsLink;
 
 /// Profile C's application body cap (src/profiles/profile-c.ts, BODY_CAP).
@@ -26,10 +30,12 @@ const BODY_CAP: usize = 4096;
 const BEARER: &[u8] = b"Bearer h3-demo-token-2f9c";
 const SESSION_COOKIE: &[u8] = b"session=h3-demo-7b41e0";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NativeHandler {
     ProfileA,
     ProfileC,
+    /// W8's routes, sending this file; the rest goes to JavaScript.
+    Transfer(PathBuf),
 }
 
 impl NativeHandler {
@@ -37,14 +43,14 @@ impl NativeHandler {
         match name {
             "a" => Some(Self::ProfileA),
             "c" => Some(Self::ProfileC),
-            _ => None,
+            _ => name.strip_prefix("w8:").map(|file| Self::Transfer(PathBuf::from(file))),
         }
     }
 
     /// Profile C counts the body while it is buffered; the core's own
     /// window overflow answers 413 exactly where Profile C's cap would.
-    pub fn adjust(self, options: &mut Options) {
-        if self == Self::ProfileC {
+    pub fn adjust(&self, options: &mut Options) {
+        if *self == Self::ProfileC {
             options.streamed_bodies = false;
             options.body_window = BODY_CAP;
         }
@@ -60,11 +66,17 @@ pub struct BenchHandler {
     link: JsLink,
     /// The body of the response being answered (Profile C's count).
     body: Vec<u8>,
+    /// W8's transfers (NativeHandler::Transfer).
+    transfers: Option<Transfers>,
 }
 
 impl BenchHandler {
     pub fn new(handler: NativeHandler, link: JsLink) -> Self {
-        BenchHandler { handler, link, body: Vec::new() }
+        let transfers = match &handler {
+            NativeHandler::Transfer(file) => Some(Transfers::new(file.clone())),
+            _ => None,
+        };
+        BenchHandler { handler, link, body: Vec::new(), transfers }
     }
 
     /// Answers one whole request (`body_len` bytes of body received).
@@ -76,6 +88,7 @@ impl BenchHandler {
                 let _ = writeln!(self.body, "{body_len}");
                 Response { status: 200, fields: TEXT_ONLY, body: &self.body }
             }
+            NativeHandler::Transfer(_) => unreachable!("W8's handler answers through Transfers"),
             NativeHandler::ProfileA => {
                 let path = head.path().unwrap_or(b"");
                 let path = path.split(|b| *b == b'?').next().unwrap_or(b"");
@@ -104,6 +117,12 @@ impl BenchHandler {
 
 impl Application for BenchHandler {
     fn on_request(&mut self, conn: ConnId, stream: StreamId, request: Request<'_>) -> Reply<'_> {
+        if let Some(t) = &mut self.transfers {
+            if t.on_request(conn, stream, request.head, request.ended, request.body) {
+                return Reply::Later;
+            }
+            return self.link.on_request(conn, stream, request);
+        }
         if !request.ended {
             // A streamed body still arriving: JavaScript answers this one.
             return self.link.on_request(conn, stream, request);
@@ -113,6 +132,9 @@ impl Application for BenchHandler {
     }
 
     fn on_body(&mut self, conn: ConnId, stream: StreamId, data: &[u8], fin: bool) {
+        if self.transfers.as_mut().is_some_and(|t| t.on_body(conn, stream, data, fin)) {
+            return;
+        }
         self.link.on_body(conn, stream, data, fin);
     }
 
@@ -121,6 +143,9 @@ impl Application for BenchHandler {
     }
 
     fn on_sent(&mut self, conn: ConnId, stream: StreamId, total: u64) {
+        if self.transfers.as_mut().is_some_and(|t| t.on_sent(conn, stream, total)) {
+            return;
+        }
         self.link.on_sent(conn, stream, total);
     }
 
@@ -129,6 +154,9 @@ impl Application for BenchHandler {
     }
 
     fn on_stream_aborted(&mut self, conn: ConnId, stream: StreamId, reason: AbortReason, code: u64) {
+        if self.transfers.as_mut().is_some_and(|t| t.forget(conn, stream)) {
+            return;
+        }
         self.link.on_stream_aborted(conn, stream, reason, code);
     }
 
@@ -141,6 +169,9 @@ impl Application for BenchHandler {
     }
 
     fn on_conn_closed(&mut self, conn: ConnId, closed: ConnClosed<'_>) {
+        if let Some(t) = &mut self.transfers {
+            t.forget_connection(conn);
+        }
         self.link.on_conn_closed(conn, closed);
     }
 
@@ -173,14 +204,23 @@ impl Application for BenchHandler {
     }
 
     fn settled(&self, mark: Mark) -> bool {
-        self.link.settled(mark)
+        match &self.transfers {
+            // A connection held for a transfer's answer waits only until the
+            // queued actions are applied (the start of the next turn), unless
+            // JavaScript has work of its own outstanding.
+            Some(t) => !t.has_queued() && (self.link.settled(mark) || self.link.idle()),
+            None => self.link.settled(mark),
+        }
     }
 
     fn accepting(&self) -> bool {
         self.link.accepting()
     }
 
-    fn take_actions(&mut self, apply: impl FnMut(ConnId, StreamId, Action<'_>)) {
+    fn take_actions(&mut self, mut apply: impl FnMut(ConnId, StreamId, Action<'_>)) {
+        if let Some(t) = &mut self.transfers {
+            t.take_actions(&mut apply);
+        }
         self.link.take_actions(apply);
     }
 
@@ -189,6 +229,11 @@ impl Application for BenchHandler {
     }
 
     fn wake_at(&self) -> Option<std::time::Instant> {
-        self.link.wake_at()
+        // Actions queued in this turn are applied at the start of the next.
+        let due = self.transfers.as_ref().and_then(Transfers::due);
+        match (due, self.link.wake_at()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }

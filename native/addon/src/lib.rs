@@ -12,6 +12,8 @@
 mod allocator;
 #[cfg(feature = "bench-handler")]
 pub mod bench_handler;
+#[cfg(feature = "bench-handler")]
+pub mod bench_transfer;
 pub mod boundary;
 
 use std::sync::atomic::Ordering;
@@ -432,7 +434,7 @@ pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Bu
 #[cfg(feature = "bench-handler")]
 fn start_bench(mut opts: Options, inbox: Arc<Inbox>, link: JsLink, name: &str) -> Result<NativeServer> {
     let handler = bench_handler::NativeHandler::parse(name)
-        .ok_or_else(|| Error::from_reason(format!("unknown bench native handler: {name} (a or c)")))?;
+        .ok_or_else(|| Error::from_reason(format!("unknown bench native handler: {name} (a, c or w8:<file>)")))?;
     handler.adjust(&mut opts);
     start(opts, inbox, bench_handler::BenchHandler::new(handler, link))
 }

@@ -75,6 +75,14 @@ impl JsLink {
     fn acked(&self) -> u64 {
         self.inbox.acked_batch.load(Ordering::Acquire)
     }
+
+    /// JavaScript has been handed nothing it has not answered, and nothing
+    /// waits to be handed over (the benchmark's native handlers: a hold for
+    /// what they answer themselves need not wait on JavaScript).
+    #[cfg(feature = "bench-handler")]
+    pub fn idle(&self) -> bool {
+        self.events.is_empty() && self.acked() + 1 >= self.batch_seq
+    }
 }
 
 fn abort_code(reason: AbortReason) -> u8 {
