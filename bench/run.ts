@@ -70,7 +70,7 @@ async function main() {
   await run.w10();
   const comparison = baseline ? await compareWithBaseline(P, h3, baseline) : undefined;
 
-  report({ quick: options.quick, P, rows: run.rows, w4, w5, w5Native, ceiling, w7, w8: run.w8Rows, w9, w10: run.w10Rows, w11, comparison, started });
+  report({ quick: options.quick, P, rows: run.rows, w4, w5, w5Native, ceiling, w7, w8: run.w8Rows, w8FileReads: run.w8FileReads, w9, w10: run.w10Rows, w11, comparison, started });
 }
 
 main()

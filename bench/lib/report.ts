@@ -11,7 +11,7 @@ import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
 import { FIRST_DATAGRAM_BYTES, slowStartCeiling } from './slow-start-ceiling';
 import { W9Row, w9Checks, w9Table } from './w9';
-import { COMPAT, FLOOR, H2_COMPAT, NATIVE, SERVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8_H2, W8_NATIVE, W8_STREAM, W8Row } from './workloads';
+import { COMPAT, FLOOR, H2_COMPAT, NATIVE, SERVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8FileRead, W8_H2, W8_NATIVE, W8_STREAM, W8Row } from './workloads';
 import { W11Row, w11Checks, w11Table } from './w11';
 
 export const median = (xs: number[]) => {
@@ -68,6 +68,8 @@ export interface RunResults {
   ceiling?: Measured;
   w7: W7Result;
   w8: W8Row[];
+  /** W8's file read alone, the listener's way and the native transfer's (absent before it was measured). */
+  w8FileReads?: W8FileRead[];
   w9: W9Row[];
   w10: W10Row[];
   w11: W11Row[];
@@ -202,6 +204,16 @@ const w8Of = (r: RunResults, variant: string, direction: string) => r.w8.filter(
 const w8Median = (r: RunResults, variant: string, direction: string, key: 'mb_per_s' | 'cpu_s_per_gib' | 'seconds') =>
   median(w8Of(r, variant, direction).map((t) => t[key]));
 /** The worst RSS growth over the rounds (a memory bound holds for every transfer, not the median one). */
+/**
+ * The native transfer's download CPU per GiB with the file read the way
+ * the listener reads it (fs.createReadStream) instead of its own reads:
+ * an estimate made of two measurements of the same run (NaN without them).
+ */
+const w8NativeWithListenerReads = (r: RunResults) => {
+  const reads = (mode: W8FileRead['mode']) => median((r.w8FileReads ?? []).filter((x) => x.mode === mode).map((x) => x.cpu_s_per_gib));
+  return w8Median(r, W8_NATIVE, 'download', 'cpu_s_per_gib') + reads('streams') - reads('raw');
+};
+
 const w8RssMax = (r: RunResults, variant: string, direction: string) => {
   const xs = w8Of(r, variant, direction).map((t) => t.rss_growth_kib / 1024);
   return xs.length ? Math.max(...xs) : NaN;
@@ -270,6 +282,9 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
     extraView(check('W8', 'upload: server CPU per GiB, node:http2 over createSecureServer', w8CpuRatio('upload', W8_H2), 'min', 0.5)),
     extraView(check('W8', 'download: server CPU per GiB, node:http2 over createSecureServer', w8CpuRatio('download', W8_H2), 'min', 0.5)),
     ...w8FloorViews,
+    extraView(
+      check('W8', 'download: server CPU per GiB, Caddy file_server over the native transfer with the listener\'s file reading (estimate)', w8Median(r, W8_CADDY, 'download', 'cpu_s_per_gib') / w8NativeWithListenerReads(r), 'min', 2.0),
+    ),
     check('W8', 'RSS growth in a transfer (max)', Math.max(w8RssMax(r, COMPAT, 'upload'), w8RssMax(r, COMPAT, 'download')), 'max', 32, 'MiB'),
     ...w9Checks(r.w9),
     ...w10Checks(r.w10),
@@ -392,6 +407,14 @@ function w8Table(r: RunResults): string[] {
   if (w8Of(r, W8_NATIVE, 'upload').length + w8Of(r, W8_NATIVE, 'download').length > 0) {
     lines.push(`- W8 native transfer (the core alone, no JavaScript; not a target): ${share('upload')}; ${share('download')}`);
   }
+  if (r.w8FileReads?.length) {
+    const reads = (mode: W8FileRead['mode']) => median(r.w8FileReads!.filter((x) => x.mode === mode).map((x) => x.cpu_s_per_gib));
+    lines.push(
+      `- W8 file read alone on the server core (bench/tools/fs-read-cost.mjs): ${reads('streams').toFixed(2)} s/GiB through fs.createReadStream as the listener reads it, ` +
+        `${reads('raw').toFixed(2)} s/GiB in 64 KiB reads as the native transfer does; the native transfer's download with the listener's reads: ` +
+        `${w8NativeWithListenerReads(r).toFixed(2)} s/GiB (an estimate), createSecureServer ${w8Median(r, COMPAT, 'download', 'cpu_s_per_gib').toFixed(2)}`,
+    );
+  }
   for (const t of r.w8.filter((x) => x.error)) lines.push(`- W8 ${t.variant} ${t.direction} round ${t.round} failed: ${t.error}`);
   return lines;
 }
@@ -508,6 +531,7 @@ export function report(r: RunResults): void {
     client_ceiling: r.ceiling,
     w7: r.w7,
     w8: r.w8,
+    w8_file_reads: r.w8FileReads,
     w9: r.w9,
     w10: r.w10,
     w11: r.w11,

@@ -5,9 +5,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { H3NodeBuild } from './builds';
 import { fetchStats, h2Load, h3Load, H3LoadOptions, Load, Measured, runClient, runToEnd, startClient, Transfer, transfer } from './clients';
-import { LOADCLIENT, Params, PYTHON, WORK } from './config';
+import { LOADCLIENT, Params, PYTHON, ROOT, SERVER_CORE, WORK } from './config';
 import { impairedLink, LinkRules } from '../../test/helpers/impaired-link';
 import { statusKiB } from './procfs';
+import { runProcess } from '../../test/helpers/process';
 import { log } from './log';
 import {
   counters,
@@ -53,6 +54,15 @@ export const W8_H2 = 'node-http2 compat';
 export const W8_NATIVE = 'h3-node (native transfer, no JavaScript)';
 
 export type W8Row = Transfer & { variant: string; round: number };
+
+/**
+ * W8's file read alone on the server core, no network (bench/tools/fs-read-cost.mjs):
+ * as the download listener reads it (`streams`), and as the native transfer does (`raw`).
+ */
+export interface W8FileRead {
+  mode: 'streams' | 'raw';
+  cpu_s_per_gib: number;
+}
 
 /** W10's links (issue 14): a lossy long path, and a bottleneck. */
 export const W10_LINKS: Record<string, LinkRules & { title: string; rateMbps?: number }> = {
@@ -130,6 +140,7 @@ export interface W7Result {
 export class Workloads {
   readonly rows: Row[] = [];
   readonly w8Rows: W8Row[] = [];
+  readonly w8FileReads: W8FileRead[] = [];
   readonly w10Rows: W10Row[] = [];
 
   /** `h3` is the h3-node measured (this checkout); without a native path the native-handler rows are left out. */
@@ -368,6 +379,29 @@ export class Workloads {
           );
         }
         await stopServer(s);
+      }
+    }
+    if (directions.includes('download')) await this.w8FileReadCost(file);
+  }
+
+  /**
+   * What the download listener's file reading costs beside the native
+   * transfer's, measured in the same run (bench/README.md, "What sets W8's
+   * pace"): each way P.w8Rounds times, pinned like the servers.
+   */
+  private async w8FileReadCost(file: string) {
+    for (let round = 1; round <= this.P.w8Rounds; round++) {
+      for (const mode of ['streams', 'raw'] as const) {
+        readThrough(file);
+        const args = ['-c', SERVER_CORE, process.execPath, 'bench/tools/fs-read-cost.mjs', '--json', ...(mode === 'raw' ? ['--raw'] : []), file];
+        const r = await runProcess('taskset', args, { cwd: ROOT, timeoutMs: 120_000 });
+        try {
+          const { cpu_s_per_gib } = JSON.parse(r.stdout.trim()) as { cpu_s_per_gib: number };
+          this.w8FileReads.push({ mode, cpu_s_per_gib });
+          log(`  W8 file read alone (${mode}) ${cpu_s_per_gib.toFixed(2)} s/GiB`);
+        } catch {
+          log(`  W8 file read alone (${mode}) failed: ${r.stderr.trim().split('\n')[0] ?? ''}`);
+        }
       }
     }
   }
