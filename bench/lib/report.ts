@@ -209,10 +209,9 @@ const w8Median = (r: RunResults, variant: string, direction: string, key: 'mb_pe
  * the listener reads it (fs.createReadStream) instead of its own reads:
  * an estimate made of two measurements of the same run (NaN without them).
  */
-const w8NativeWithListenerReads = (r: RunResults) => {
-  const reads = (mode: W8FileRead['mode']) => median((r.w8FileReads ?? []).filter((x) => x.mode === mode).map((x) => x.cpu_s_per_gib));
-  return w8Median(r, W8_NATIVE, 'download', 'cpu_s_per_gib') + reads('streams') - reads('raw');
-};
+const w8FileRead = (r: RunResults, mode: W8FileRead['mode']) => median((r.w8FileReads ?? []).filter((x) => x.mode === mode).map((x) => x.cpu_s_per_gib));
+const w8NativeWithListenerReads = (r: RunResults) =>
+  w8Median(r, W8_NATIVE, 'download', 'cpu_s_per_gib') + w8FileRead(r, 'streams') - w8FileRead(r, 'raw');
 
 const w8RssMax = (r: RunResults, variant: string, direction: string) => {
   const xs = w8Of(r, variant, direction).map((t) => t.rss_growth_kib / 1024);
@@ -408,10 +407,9 @@ function w8Table(r: RunResults): string[] {
     lines.push(`- W8 native transfer (the core alone, no JavaScript; not a target): ${share('upload')}; ${share('download')}`);
   }
   if (r.w8FileReads?.length) {
-    const reads = (mode: W8FileRead['mode']) => median(r.w8FileReads!.filter((x) => x.mode === mode).map((x) => x.cpu_s_per_gib));
     lines.push(
-      `- W8 file read alone on the server core (bench/tools/fs-read-cost.mjs): ${reads('streams').toFixed(2)} s/GiB through fs.createReadStream as the listener reads it, ` +
-        `${reads('raw').toFixed(2)} s/GiB in 64 KiB reads as the native transfer does; the native transfer's download with the listener's reads: ` +
+      `- W8 file read alone on the server core (bench/tools/fs-read-cost.mjs): ${w8FileRead(r, 'streams').toFixed(2)} s/GiB through fs.createReadStream as the listener reads it, ` +
+        `${w8FileRead(r, 'raw').toFixed(2)} s/GiB in 64 KiB reads as the native transfer does; the native transfer's download with the listener's reads: ` +
         `${w8NativeWithListenerReads(r).toFixed(2)} s/GiB (an estimate), createSecureServer ${w8Median(r, COMPAT, 'download', 'cpu_s_per_gib').toFixed(2)}`,
     );
   }

@@ -208,7 +208,7 @@ impl Application for BenchHandler {
             // A connection held for a transfer's answer waits only until the
             // queued actions are applied (the start of the next turn), unless
             // JavaScript has work of its own outstanding.
-            Some(t) => !t.has_queued() && (self.link.settled(mark) || self.link.idle()),
+            Some(t) => t.due().is_none() && (self.link.settled(mark) || self.link.idle()),
             None => self.link.settled(mark),
         }
     }

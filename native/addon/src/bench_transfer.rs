@@ -129,17 +129,13 @@ impl Transfers {
         self.queued.actions.retain(|(c, _, _)| *c != conn);
     }
 
-    /// When the loop is due to take the queued actions: when the first was
+    /// When the loop is due to take the queued actions (None: nothing is
+    /// queued): when the first was
     /// queued (a time already past, so the loop polls without blocking; a
     /// time "now" read later would be a little ahead, and epoll would round
     /// the wait up to a millisecond).
     pub fn due(&self) -> Option<Instant> {
         self.queued.due
-    }
-
-    /// Whether actions wait for the loop's next turn.
-    pub fn has_queued(&self) -> bool {
-        !self.queued.actions.is_empty()
     }
 
 
