@@ -90,6 +90,20 @@ impl<'a> CommandReader<'a> {
         self.take(n)
     }
 
+    /// `n` field lines: every line's name length (u16) and value length
+    /// (u32) first, then the names and values back to back in line order
+    /// (the writer copies them with one call, not one per string).
+    fn field_lines(&mut self, n: usize) -> Option<Vec<(&'a [u8], &'a [u8])>> {
+        let lengths = self.take(n.checked_mul(6)?)?;
+        let mut fields = Vec::with_capacity(n);
+        for l in lengths.chunks_exact(6) {
+            let name = self.take(usize::from(u16::from_le_bytes([l[0], l[1]])))?;
+            let value = self.take(u32::from_le_bytes([l[2], l[3], l[4], l[5]]) as usize)?;
+            fields.push((name, value));
+        }
+        Some(fields)
+    }
+
     /// `None` at the end of the batch.
     pub fn next_command(&mut self) -> Option<Result<Command<'a>, MalformedCommand>> {
         if self.pos >= self.buf.len() {
@@ -105,12 +119,7 @@ impl<'a> CommandReader<'a> {
                 let stream = self.f64()?;
                 let status = self.u16()?;
                 let n = self.u8()? as usize;
-                let mut fields = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let name = self.short_bytes()?;
-                    let value = self.long_bytes()?;
-                    fields.push((name, value));
-                }
+                let fields = self.field_lines(n)?;
                 let body = self.long_bytes()?;
                 Some(Command::Respond(Respond { conn, stream, status, fields, body }))
             }
@@ -129,13 +138,7 @@ impl<'a> CommandReader<'a> {
                         let status = self.u16()?;
                         let fin = self.u8()? != 0;
                         let n = self.u16()? as usize;
-                        let mut fields = Vec::with_capacity(n.min(1024));
-                        for _ in 0..n {
-                            let name = self.short_bytes()?;
-                            let value = self.long_bytes()?;
-                            fields.push((name, value));
-                        }
-                        What::Headers { status, fin, fields }
+                        What::Headers { status, fin, fields: self.field_lines(n)? }
                     }
                     kind::DATA => {
                         let fin = self.u8()? != 0;
