@@ -121,11 +121,11 @@ describe('flush policy: when commands cross to the core', () => {
       assert.equal(commands[off], CommandKind.Respond);
       streams.push(commands.readDoubleLE(off + 5));
       off += 1 + 4 + 8 + 2;
+      // The field lines: n (name length u16, value length u32), then the bytes.
       const n = commands[off++];
-      for (let i = 0; i < n; i++) {
-        off += 2 + commands.readUInt16LE(off);
-        off += 4 + commands.readUInt32LE(off);
-      }
+      let bytes = 0;
+      for (let i = 0; i < n; i++, off += 6) bytes += commands.readUInt16LE(off) + commands.readUInt32LE(off + 2);
+      off += bytes;
       off += 4 + commands.readUInt32LE(off);
     }
     assert.deepEqual(streams, [0, 4, 8]);
