@@ -220,10 +220,14 @@ export class Workloads {
       // The TypeScript row's UDP syscalls per request from the native counters (issue 17's target).
       const udp = variant === TS ? { counters: () => counters(s as H3NodeServer) } : {};
       this.keep('W1', variant, round, await measureW1(P, s, p, { exactCpu: variant !== 'caddy', ...udp }));
+      // The API rows right after createServer's, its server idle meanwhile:
+      // the createSecureServer-vs-createServer check pairs the two rows of a
+      // round, and this VM's speed drifts over the minutes the other
+      // servers' W1 and W2 would put between them.
+      if (variant === TS) await this.apiRows('W1', 'a', measureW1, round);
       this.keep('W2', variant, round, await measureW2(P, s, p));
       await stopServer(s);
     }
-    await this.apiRows('W1', 'a', measureW1, round);
     const h2 = await startNodeHttp2('a');
     await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.warmup);
     this.keep('W1', 'node-http2 (h2load)', round, await h2Load(h2, `https://127.0.0.1:${h2.port}/login`, P.w1Requests));
@@ -251,8 +255,9 @@ export class Workloads {
       const s = await this.startH3Node('c', native);
       this.keep('W3', native ? NATIVE : TS, round, await measureW3(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
+      // Right after createServer's row, as in W1 (the check pairs them by round).
+      if (!native) await this.apiRows('W3', 'c', measureW3, round);
     }
-    await this.apiRows('W3', 'c', measureW3, round);
     const c = await startCaddy(true);
     this.keep('W3', 'caddy -> node http', round, await measureW3(P, c, c.portC));
     await stopServer(c);
