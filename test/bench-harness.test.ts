@@ -15,7 +15,7 @@ import { b64, runClient, PlannedRequest, H3Response } from './helpers/h3client';
 import { ROOT } from './helpers/paths';
 import { startProcess } from './helpers/process';
 import { runWt } from './helpers/wt-client';
-import { spread, w2Lines, w2Summary } from '../bench/lib/report';
+import { Medians, spread, w2Lines, w2Summary } from '../bench/lib/report';
 import type { Row } from '../bench/lib/workloads';
 
 /**
@@ -246,6 +246,33 @@ describe('benchmark harness pieces', function () {
     const one = spread([7]);
     assert.equal(one.relSpread, 0);
     assert.ok(Number.isNaN(one.relStdErr));
+  });
+
+  it('pairs createSecureServer with createServer by round: the median of the rounds\' own ratios, rounds one of them lacks left out', () => {
+    const row = (variant: string, round: number, exact: number | undefined, ticks = 20): Row =>
+      ({ workload: 'W1', variant, round, requests: 100000, rps: 30000, p50_ms: 0.5, cpu_us_per_req: ticks, ...(exact === undefined ? {} : { cpu_us_per_req_exact: exact }) }) as Row;
+    const rows = [
+      // A fast round and a slow one: their ratios are 1.1 and 0.9 although
+      // one server's median (15) sits in the slow round and the other's in the fast one.
+      row('ts', 1, 10),
+      row('compat', 1, 11),
+      row('ts', 2, 20),
+      row('compat', 2, 18),
+      row('ts', 3, 15),
+      row('compat', 3, 15),
+      // No schedstat figure: the clock ticks stand in, as Medians.cpu does.
+      row('ts', 4, undefined, 16),
+      row('compat', 4, undefined, 20),
+      // A round without its pair is not a ratio.
+      row('compat', 5, 100),
+      { ...row('ts', 1, 1), workload: 'W3' },
+    ];
+    const c = new Medians(rows).pairedCpu('W1', 'compat', 'ts');
+    assert.deepEqual(c.perRound.map((x) => Number(x.toFixed(6))), [1.1, 0.9, 1, 1.25]);
+    // Median of four: the lower middle, as median() takes it.
+    assert.equal(Number(c.ratio.toFixed(6)), 1);
+    // The ratio of the medians (compat 18 of 11, 18, 15, 20, 100; ts 15 of 10, 20, 15, 16).
+    assert.equal(Number(c.ofMedians.toFixed(6)), 1.2);
   });
 
   it("counts quiche's received DATAGRAM frames, equal to Profile B's usage.datagrams", async () => {
