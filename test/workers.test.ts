@@ -81,7 +81,12 @@ describe('Workers: one server on two workers (issue 15)', function () {
       await withWorkers({ steering }, async (port, server) => {
         // The move comes between requests: the new port's 4-tuple hashes to
         // either socket, and the connection ID still names the owner.
-        const plan = { requests: [{ path: '/' }, { path: '/' }, { path: '/' }], sequential: true, rebind_before: 1, timeout: 10 };
+        // The client lingers after its last answer: quiche counts a move
+        // once the new path is validated, and a client that closed at once
+        // sometimes left before its PATH_RESPONSE was read (7 or 6 of 8
+        // counted in 3 of 10 runs beside a CPU hog, with and without quiche
+        // patch 10).
+        const plan = { requests: [{ path: '/' }, { path: '/' }, { path: '/' }], sequential: true, rebind_before: 1, linger_ms: 300, timeout: 10 };
         const results = await runClients(port, plan, 8);
         servedBy(results);
         assert.equal(server.counters().connectionsAccepted, 8, 'no connection was made anew');

@@ -392,6 +392,11 @@ async def run(args, plan):
             else:
                 exchanges = await asyncio.gather(*(one(spec) for spec in plan["requests"]))
             out["responses"] = [ex.result() for ex in exchanges]
+            if plan.get("linger_ms"):
+                # Stay connected a while after the last answer, so what the
+                # server still has to say (a PATH_CHALLENGE on a new path) is
+                # answered before the close.
+                await asyncio.sleep(plan["linger_ms"] / 1000)
             out["connection_terminated"] = client.terminated
             out["goaway"] = client.goaway
             if plan.get("session_ticket_out"):

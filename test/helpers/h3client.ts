@@ -41,6 +41,8 @@ export interface Plan {
   early?: boolean;
   /** With `sequential`: move to a new UDP port (a NAT rebinding) before request number `rebind_before`. */
   rebind_before?: number;
+  /** Stay connected this long after the last answer before closing (a new path's validation may still be under way). */
+  linger_ms?: number;
 }
 
 export interface H3Response {
