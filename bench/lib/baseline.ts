@@ -9,7 +9,7 @@ import path from 'node:path';
 import { runProcess } from '../../test/helpers/process';
 import { addonGrowth, AddonGrowth, AddonSize, shippedAddonSize } from './addon-size';
 import { H3NodeBuild, nativePath } from './builds';
-import type { Measured } from './clients';
+import { cpuPerRequest, type Measured } from './clients';
 import { BenchError, Params, ROOT, WORK } from './config';
 import { log } from './log';
 import { median } from './report';
@@ -18,9 +18,6 @@ import { measureW1, measureW3 } from './workloads';
 
 /** Current over baseline server CPU per request, at most. */
 const TOLERANCE = 1.05;
-
-/** Server CPU per request to the nanosecond where the scheduler reports it (clock ticks are too coarse for 5 %). */
-const cpuPerRequest = (m: Measured) => m.cpu_us_per_req_exact ?? m.cpu_us_per_req;
 
 export interface Baseline {
   rev: string;

@@ -35,6 +35,11 @@ export interface Measured extends Load {
   udp_send_calls_per_req?: number;
 }
 
+/** Server CPU per request to the nanosecond where the scheduler reported it (clock ticks are too coarse for a few percent). */
+export function cpuPerRequest(m: Measured): number {
+  return m.cpu_us_per_req_exact ?? m.cpu_us_per_req;
+}
+
 /** Starts a client on the client core (stop it, or await runToEnd). */
 export function startClient(cmd: string, args: string[]): ManagedProcess {
   return startPinned(CLIENT_CORE, cmd, args);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { renderChart } from '../chart';
 import { AddonSize, BUILD_NOISE_BYTES } from './addon-size';
 import type { Comparison } from './baseline';
-import type { Measured } from './clients';
+import { cpuPerRequest, type Measured } from './clients';
 import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
 import { FIRST_DATAGRAM_BYTES, slowStartCeiling } from './slow-start-ceiling';
@@ -88,7 +88,7 @@ export class Medians {
 
   /** Server CPU per request, to the nanosecond where the run measured it so (procfs.cpuNanos), else from clock ticks. */
   cpu(workload: string, variant: string): number {
-    return median(this.select(workload, variant).map((r) => r.cpu_us_per_req_exact ?? r.cpu_us_per_req));
+    return median(this.select(workload, variant).map(cpuPerRequest));
   }
 
   /**
@@ -99,10 +99,10 @@ export class Medians {
    * two medians does not (W2's ratios are taken the same way).
    */
   pairedCpu(workload: string, variant: string, base: string): { ratio: number; perRound: number[]; ofMedians: number } {
-    const baseByRound = new Map(this.select(workload, base).map((r) => [r.round, r.cpu_us_per_req_exact ?? r.cpu_us_per_req]));
+    const baseByRound = new Map(this.select(workload, base).map((r) => [r.round, cpuPerRequest(r)]));
     const perRound = this.select(workload, variant)
       .filter((r) => baseByRound.has(r.round))
-      .map((r) => (r.cpu_us_per_req_exact ?? r.cpu_us_per_req) / baseByRound.get(r.round)!);
+      .map((r) => cpuPerRequest(r) / baseByRound.get(r.round)!);
     return { ratio: median(perRound), perRound, ofMedians: this.cpu(workload, variant) / this.cpu(workload, base) };
   }
 

@@ -10,7 +10,7 @@
 import { Params } from './config';
 import { log } from './log';
 import { check, Check, extraView, median } from './report';
-import { h3Load, runClient } from './clients';
+import { cpuPerRequest, h3Load, runClient } from './clients';
 import { LOADCLIENT } from './config';
 import { cpuNanos } from './procfs';
 import { H3NodeBuild } from './builds';
@@ -97,9 +97,9 @@ export async function runW11(P: Params, h3: H3NodeBuild): Promise<W11Row[]> {
           workers,
           round,
           w1_rps: w1.rps,
-          w1_cpu_us_per_req: w1.cpu_us_per_req_exact ?? w1.cpu_us_per_req,
+          w1_cpu_us_per_req: cpuPerRequest(w1),
           w5_rps: w5.rps,
-          w5_cpu_us_per_req: w5.cpu_us_per_req_exact ?? w5.cpu_us_per_req,
+          w5_cpu_us_per_req: cpuPerRequest(w5),
           w5_connections: after ? accepted(after).map((n, i) => n - accepted(before)[i]) : [64],
           packets_forwarded: after ? after.workers.reduce((n, w) => n + w.packetsForwarded, 0) : 0,
           steering: after?.steering ?? 'none',

@@ -334,7 +334,8 @@ export class Workloads {
 
   /**
    * W8: per round, each server started fresh, warmed with an unmeasured
-   * upload of P.w8Warmup bytes, then one upload of P.w8Bytes (POST /upload,
+   * upload of P.w8Warmup bytes and an unmeasured download of the file, then
+   * one upload of P.w8Bytes (POST /upload,
    * consumed as a stream) and one download (GET /file) on one connection
    * each. HTTP/3 with the quic-go client, except node:http2
    * (HTTP/2 over TLS, Go's net/http). A server that fails to start or a
@@ -369,6 +370,14 @@ export class Workloads {
         }
         const warm = await transfer(s, `https://127.0.0.1:${s.port}/upload`, 'upload', proto, P.w8Warmup, P.w8TimeoutS);
         if (warm.error) log(`  W8 ${variant}: warm-up upload failed: ${warm.error}`);
+        if (directions.includes('download')) {
+          // The download path's first use (the file stream, the response's
+          // write and drain: V8 compiling them) stays out of the measured
+          // download too. The GET serves the whole file, so it is the full size.
+          readThrough(file);
+          const warmDown = await transfer(s, `https://127.0.0.1:${s.port}/file`, 'download', proto, P.w8Bytes, P.w8TimeoutS);
+          if (warmDown.error) log(`  W8 ${variant}: warm-up download failed: ${warmDown.error}`);
+        }
         for (const direction of directions) {
           const urlPath = direction === 'upload' ? '/upload' : '/file';
           if (direction === 'download') readThrough(file);

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { compareWithBaseline, prepareBaseline } from '../lib/baseline';
 import { currentBuild } from '../lib/builds';
+import { cpuPerRequest } from '../lib/clients';
 import { parameters, WORK } from '../lib/config';
 
 async function main() {
@@ -21,7 +22,7 @@ async function main() {
   for (const v of c.verdicts) {
     const ratios = c.rows
       .filter((r) => r.workload === v.workload && r.path === v.path)
-      .map((r) => `${r.design[0]}${r.round} ${(r.cpu_us_per_req_exact ?? r.cpu_us_per_req).toFixed(2)}`);
+      .map((r) => `${r.design[0]}${r.round} ${cpuPerRequest(r).toFixed(2)}`);
     console.log(`${v.workload} ${v.path}: baseline ${v.baseline_us.toFixed(2)} us, current ${v.current_us.toFixed(2)} us, ${v.ratio.toFixed(3)}x  [${ratios.join(' ')}]`);
   }
   for (const n of c.notes) console.log(`note: ${n}`);

@@ -174,7 +174,7 @@ impl Transfers {
             // Buffer.allocUnsafeSlow: zeroing each piece first cost a memset of
             // every byte sent (10 % of this answerer's instructions per GiB).
             let mut data = Vec::with_capacity(want);
-            let n = if want == 0 { 0 } else { file.by_ref().take(want as u64).read_to_end(&mut data).unwrap_or(0) };
+            let n = file.by_ref().take(want as u64).read_to_end(&mut data).unwrap_or(0);
             data.truncate(n);
             *queued += n as u64;
             // A file that shrank or failed under the transfer ends it short.
