@@ -373,8 +373,8 @@ export class Workloads {
         if (directions.includes('download')) {
           // The download path's first use (the file stream, the response's
           // write and drain: V8 compiling them) stays out of the measured
-          // download too. The GET serves the whole file, so it is the full size.
-          readThrough(file);
+          // download too. The GET serves the whole file, so it is the full
+          // size; unmeasured, it needs no readThrough (the measured one has its own).
           const warmDown = await transfer(s, `https://127.0.0.1:${s.port}/file`, 'download', proto, P.w8Bytes, P.w8TimeoutS);
           if (warmDown.error) log(`  W8 ${variant}: warm-up download failed: ${warmDown.error}`);
         }
