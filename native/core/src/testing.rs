@@ -236,6 +236,8 @@ pub struct Pair {
     /// The client reads its streams (off: quiche keeps a stream the client
     /// has not read to its end, so what the server did to it stays visible).
     pub client_reads: bool,
+    /// Packets the server has sent since the handshake began.
+    pub server_packets: u64,
 }
 
 impl Pair {
@@ -267,6 +269,7 @@ impl Pair {
             record: true,
             datagrams: Vec::new(),
             client_reads: true,
+            server_packets: 0,
         };
         pair.exchange();
         pair.client.is_established().then_some(pair)
@@ -298,6 +301,7 @@ impl Pair {
             }
             while let Ok((n, info)) = self.server.send(&mut buf) {
                 moved = true;
+                self.server_packets += 1;
                 let _ = self.client.recv(&mut buf[..n], quiche::RecvInfo { from: info.from, to: info.to });
             }
             // Read what the server sent so the client keeps granting credit.
