@@ -262,7 +262,9 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
   // 64 KiB chunks, once sent, are garbage V8 frees when external memory has
   // grown by tens of MiB, and in the full suite's process RSS less
   // ArrayBuffers still rose by 35 MiB in one run from V8's and the
-  // allocator's reservations; a server holding the file would add 128 MiB.
+  // allocator's reservations, and RSS itself by 69.9 MiB in one fresh-clone
+  // CI run whose bounded checks both passed; a server holding the file would
+  // add 128 MiB or more, so the guard sits at 96 MiB, below that.
   // The first transfer of a process grows RSS by those reservations (about
   // 40 MiB here, whatever the size), so one transfer warms up, the next is
   // measured.
@@ -310,7 +312,7 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
     assert.ok(inFlightPeak > 0, 'the sampler saw the transfer');
     assert.ok(inFlightPeak <= 1024 * 1024, `file bytes read but not taken by QUIC peaked at ${inFlightPeak}`);
     assert.ok(queuedPeak <= 1024 * 1024, `the core queued ${queuedPeak} bytes at most`);
-    assert.ok(rssPeak - before <= 64, `RSS grew ${(rssPeak - before).toFixed(1)} MiB during the transfer`);
+    assert.ok(rssPeak - before <= 96, `RSS grew ${(rssPeak - before).toFixed(1)} MiB during the transfer`);
   });
 
   it('closeIdleConnections() closes the connections with nothing in flight, and only those', async () => {
