@@ -161,6 +161,8 @@ export async function transfer(
   proto: Transfer['proto'],
   bytes: number,
   timeoutS: number,
+  /** A download read with UDP_GRO (loadclient `-gro`, gro_linux.go). */
+  gro = false,
 ): Promise<Transfer> {
   // A server that dies mid-transfer must fail this row, not the run: /proc reads then give NaN.
   const read = <T>(f: () => T, fallback: T) => {
@@ -177,7 +179,7 @@ export async function transfer(
   const sample = () => server.pids.forEach((p, i) => (peak[i] = Math.max(peak[i], kib(p, 'VmRSS'))));
   const timer = setInterval(sample, 20);
   const n0 = cpuNanos(server.pids);
-  const args = ['-url', url, '-mode', direction, '-proto', proto, '-bytes', String(bytes), '-timeout', `${timeoutS}s`];
+  const args = ['-url', url, '-mode', direction, '-proto', proto, '-bytes', String(bytes), '-timeout', `${timeoutS}s`, ...(gro ? ['-gro'] : [])];
   let out: { value: string; serverCore: number; clientCore: number } | undefined;
   let error: string | undefined;
   try {

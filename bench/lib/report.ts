@@ -11,7 +11,7 @@ import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
 import { FIRST_DATAGRAM_BYTES, slowStartCeiling } from './slow-start-ceiling';
 import { W9Row, w9Checks, w9Table } from './w9';
-import { COMPAT, FLOOR, H2_COMPAT, NATIVE, SERVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8FileRead, W8_H2, W8_NATIVE, W8_STREAM, W8Row } from './workloads';
+import { COMPAT, FLOOR, H2_COMPAT, NATIVE, SERVE, Row, TS, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8FileRead, w8Gro, W8_H2, W8_NATIVE, W8_STREAM, W8Row } from './workloads';
 import { W11Row, w11Checks, w11Table } from './w11';
 
 export const median = (xs: number[]) => {
@@ -297,6 +297,13 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
     extraView(check('W8', 'upload: server CPU per GiB, node:http2 over createSecureServer', w8CpuRatio('upload', W8_H2), 'min', 0.5)),
     extraView(check('W8', 'download: server CPU per GiB, node:http2 over createSecureServer', w8CpuRatio('download', W8_H2), 'min', 0.5)),
     ...w8FloorViews,
+    // The download again with the client reading with UDP_GRO, so that its
+    // per-datagram receive runs on its own core and not inside the server's
+    // sendmsg (loopback; bench/README.md, "What sets W8's pace"). node:http2's
+    // TCP client has that from loopback's 64 KiB segments already.
+    extraView(check('W8', 'download MB/s vs node:http2, the HTTP/3 client reading with UDP_GRO', w8Ratio('download', W8_H2, w8Gro(COMPAT)), 'min', 0.5)),
+    extraView(check('W8', 'download: server CPU per GiB, node:http2 over createSecureServer, the HTTP/3 client reading with UDP_GRO', w8CpuRatio('download', W8_H2, w8Gro(COMPAT)), 'min', 0.5)),
+    extraView(check('W8', 'download MB/s vs Caddy file_server, both read with UDP_GRO', w8Median(r, w8Gro(COMPAT), 'download', 'mb_per_s') / w8Median(r, w8Gro(W8_CADDY), 'download', 'mb_per_s'), 'min', 2.0)),
     extraView(
       check('W8', 'download: server CPU per GiB, Caddy file_server over the native transfer with the listener\'s file reading (estimate)', w8Median(r, W8_CADDY, 'download', 'cpu_s_per_gib') / w8NativeWithListenerReads(r), 'min', 2.0),
     ),
@@ -421,6 +428,14 @@ function w8Table(r: RunResults): string[] {
   };
   if (w8Of(r, W8_NATIVE, 'upload').length + w8Of(r, W8_NATIVE, 'download').length > 0) {
     lines.push(`- W8 native transfer (the core alone, no JavaScript; not a target): ${share('upload')}; ${share('download')}`);
+  }
+  const gro = (variant: string) => {
+    const plain = w8Median(r, variant, 'download', 'cpu_s_per_gib');
+    const withGro = w8Median(r, w8Gro(variant), 'download', 'cpu_s_per_gib');
+    return `${variant} ${(w8Median(r, w8Gro(variant), 'download', 'mb_per_s') / w8Median(r, variant, 'download', 'mb_per_s')).toFixed(2)}x the MB/s, ${(withGro / plain).toFixed(2)}x the server CPU per GiB`;
+  };
+  if (w8Of(r, w8Gro(COMPAT), 'download').length > 0) {
+    lines.push(`- W8 download with the client reading with UDP_GRO (loopback runs a receiver's per-datagram work in the sender's sendmsg; not a target): ${gro(COMPAT)}; ${gro(W8_CADDY)}`);
   }
   if (r.w8FileReads?.length) {
     lines.push(

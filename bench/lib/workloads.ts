@@ -52,6 +52,14 @@ export const W8_CADDY = 'caddy (proxy / file_server)';
 export const W8_H2 = 'node-http2 compat';
 /** W8 with no JavaScript in the transfer (bench_transfer.rs): what any API on this core could reach at most. */
 export const W8_NATIVE = 'h3-node (native transfer, no JavaScript)';
+/**
+ * A download row's variant when the client reads with UDP_GRO: the client's
+ * per-datagram receive work then runs on its own core rather than in the
+ * server's sendmsg (loopback; bench/README.md, "What sets W8's pace").
+ */
+export const w8Gro = (variant: string) => `${variant}, client reads with UDP_GRO`;
+/** The servers whose download is measured a second time with the client reading with UDP_GRO. */
+const W8_GRO_SERVERS = new Set<string>([COMPAT, W8_CADDY]);
 
 export type W8Row = Transfer & { variant: string; round: number };
 
@@ -382,20 +390,29 @@ export class Workloads {
           const urlPath = direction === 'upload' ? '/upload' : '/file';
           if (direction === 'download') readThrough(file);
           const t = await transfer(s, `https://127.0.0.1:${s.port}${urlPath}`, direction, proto, P.w8Bytes, P.w8TimeoutS);
-          this.w8Rows.push({ ...t, variant, round });
-          const mib = (kib: number) => (kib / 1024).toFixed(1);
-          log(
-            `  W8 ${variant.padEnd(28)} ${direction.padEnd(8)} ` +
-              (t.error
-                ? `FAILED: ${t.error}`
-                : `${t.mb_per_s.toFixed(0).padStart(5)} MB/s  ${t.seconds.toFixed(2)} s  server cpu ${t.cpu_s_per_gib.toFixed(2)} s/GiB  ` +
-                  `RSS ${mib(t.rss_before_kib)} -> peak ${mib(t.rss_peak_kib)} MiB (+${mib(t.rss_growth_kib)})  client cpu ${((100 * t.client_cpu_s) / t.seconds).toFixed(0)}%`),
-          );
+          this.w8Log(t, variant, round);
+          if (direction === 'download' && W8_GRO_SERVERS.has(variant)) {
+            readThrough(file);
+            const g = await transfer(s, `https://127.0.0.1:${s.port}${urlPath}`, direction, proto, P.w8Bytes, P.w8TimeoutS, true);
+            this.w8Log(g, w8Gro(variant), round);
+          }
         }
         await stopServer(s);
       }
     }
     if (directions.includes('download')) await this.w8FileReadCost(file);
+  }
+
+  private w8Log(t: Transfer, variant: string, round: number) {
+    this.w8Rows.push({ ...t, variant, round });
+    const mib = (kib: number) => (kib / 1024).toFixed(1);
+    log(
+      `  W8 ${variant.padEnd(28)} ${t.direction.padEnd(8)} ` +
+        (t.error
+          ? `FAILED: ${t.error}`
+          : `${t.mb_per_s.toFixed(0).padStart(5)} MB/s  ${t.seconds.toFixed(2)} s  server cpu ${t.cpu_s_per_gib.toFixed(2)} s/GiB  ` +
+            `RSS ${mib(t.rss_before_kib)} -> peak ${mib(t.rss_peak_kib)} MiB (+${mib(t.rss_growth_kib)})  client cpu ${((100 * t.client_cpu_s) / t.seconds).toFixed(0)}%`),
+    );
   }
 
   /**

@@ -78,10 +78,11 @@ func main() {
 	mode := flag.String("mode", "", "upload or download: one transfer of -bytes on one connection (W8, transfer.go)")
 	size := flag.Int64("bytes", 1<<30, "with -mode: bytes to upload, or expected to download")
 	proto := flag.String("proto", "h3", "with -mode: h3 (quic-go) or h2 (HTTP/2 over TLS on TCP)")
+	gro := flag.Bool("gro", false, "with -mode download -proto h3: read with UDP_GRO, cutting GSO batches into datagrams on this core (gro_linux.go)")
 	flag.Parse()
 
 	if *mode != "" {
-		if err := runTransfer(*mode, *proto, *url, *size, *timeout); err != nil {
+		if err := runTransfer(*mode, *proto, *url, *size, *timeout, *gro); err != nil {
 			fmt.Fprintf(os.Stderr, "loadclient: %v\n", err)
 			os.Exit(1)
 		}

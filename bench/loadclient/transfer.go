@@ -3,7 +3,8 @@
 // checks that the answer is that count; `-mode download` GETs the URL and
 // counts the body while discarding it. `-proto h3` (quic-go, as for every
 // other workload) or `-proto h2` (Go's net/http: HTTP/2 over TLS on TCP, for
-// node:http2). Prints one JSON object: bytes, seconds, MB/s, the client's
+// node:http2); `-gro` reads a download's datagrams with UDP_GRO
+// (gro_linux.go). Prints one JSON object: bytes, seconds, MB/s, the client's
 // own CPU time.
 package main
 
@@ -13,11 +14,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quic-go/quic-go"
 )
 
 type transferResult struct {
@@ -33,6 +37,8 @@ type transferResult struct {
 	// and, for a download, the request's round trip): the rest of Seconds
 	// is the body moving.
 	HeadSeconds float64 `json:"head_seconds"`
+	// Read with UDP_GRO (`-gro`).
+	GRO bool `json:"gro,omitempty"`
 }
 
 // sizedBody hands out n bytes without filling them: the server only counts
@@ -51,10 +57,14 @@ func (b *sizedBody) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func transferTransport(proto string) (http.RoundTripper, error) {
+func transferTransport(proto string, gro bool) (http.RoundTripper, error) {
 	switch proto {
 	case "h3":
-		return newTransport(), nil
+		t := newTransport()
+		if gro {
+			t.Dial = dialWithGRO
+		}
+		return t, nil
 	case "h2":
 		// One TCP connection, HTTP/2 only (ForceAttemptHTTP2 with our own
 		// TLS config), no gzip: the bytes counted are the bytes sent.
@@ -68,8 +78,29 @@ func transferTransport(proto string) (http.RoundTripper, error) {
 	return nil, fmt.Errorf("-proto takes h3 or h2, got %q", proto)
 }
 
-func runTransfer(mode, proto, url string, size int64, timeout time.Duration) error {
-	rt, err := transferTransport(proto)
+// dialWithGRO connects from a socket read with UDP_GRO (gro_linux.go).
+func dialWithGRO(ctx context.Context, addr string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
+	to, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, err
+	}
+	udp, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := newGROConn(udp)
+	if err != nil {
+		udp.Close()
+		return nil, fmt.Errorf("UDP_GRO: %w", err)
+	}
+	return (&quic.Transport{Conn: conn}).DialEarly(ctx, to, tlsCfg, cfg)
+}
+
+func runTransfer(mode, proto, url string, size int64, timeout time.Duration, gro bool) error {
+	if gro && (proto != "h3" || mode != "download") {
+		return fmt.Errorf("-gro is for -proto h3 -mode download (the client then sends without GSO)")
+	}
+	rt, err := transferTransport(proto, gro)
 	if err != nil {
 		return err
 	}
@@ -138,6 +169,6 @@ func runTransfer(mode, proto, url string, size int64, timeout time.Duration) err
 	}
 	return json.NewEncoder(os.Stdout).Encode(transferResult{
 		Mode: mode, Proto: proto, Bytes: moved, Seconds: elapsed, HeadSeconds: head, MBps: float64(moved) / elapsed / 1e6,
-		Status: resp.StatusCode, ClientCPU: cpu,
+		Status: resp.StatusCode, ClientCPU: cpu, GRO: gro,
 	})
 }
