@@ -429,10 +429,17 @@ function w8Table(r: RunResults): string[] {
   if (w8Of(r, W8_NATIVE, 'upload').length + w8Of(r, W8_NATIVE, 'download').length > 0) {
     lines.push(`- W8 native transfer (the core alone, no JavaScript; not a target): ${share('upload')}; ${share('download')}`);
   }
+  // Paired by round (both downloads on the same server, one after the
+  // other), since this VM's pace drifts between rounds more than the
+  // difference being read.
   const gro = (variant: string) => {
-    const plain = w8Median(r, variant, 'download', 'cpu_s_per_gib');
-    const withGro = w8Median(r, w8Gro(variant), 'download', 'cpu_s_per_gib');
-    return `${variant} ${(w8Median(r, w8Gro(variant), 'download', 'mb_per_s') / w8Median(r, variant, 'download', 'mb_per_s')).toFixed(2)}x the MB/s, ${(withGro / plain).toFixed(2)}x the server CPU per GiB`;
+    const perRound = (key: 'mb_per_s' | 'cpu_s_per_gib') =>
+      w8Of(r, w8Gro(variant), 'download').flatMap((g) => {
+        const plain = w8Of(r, variant, 'download').find((t) => t.round === g.round);
+        return plain ? [g[key] / plain[key]] : [];
+      });
+    const say = (xs: number[]) => `${median(xs).toFixed(2)}x (rounds ${xs.map((x) => x.toFixed(2)).join(', ')})`;
+    return `${variant} ${say(perRound('mb_per_s'))} the MB/s, ${say(perRound('cpu_s_per_gib'))} the server CPU per GiB`;
   };
   if (w8Of(r, w8Gro(COMPAT), 'download').length > 0) {
     lines.push(`- W8 download with the client reading with UDP_GRO (loopback runs a receiver's per-datagram work in the sender's sendmsg; not a target): ${gro(COMPAT)}; ${gro(W8_CADDY)}`);
