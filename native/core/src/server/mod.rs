@@ -951,7 +951,7 @@ impl<A: Application> Server<A> {
                     run = Run::empty(run.to);
                 }
                 run_limit = limit;
-                if own_pacing && !conn.pacer.ready(Instant::now()) {
+                if own_pacing && !conn.pacer.ready(Instant::now) {
                     pace_at = Some(conn.pacer.release_at());
                     Counters::add(&counters.pacing_waits, 1);
                     // Without this, CUBIC would take the window this pause
