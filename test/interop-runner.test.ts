@@ -40,6 +40,8 @@ interface RunnerCase {
   chacha20?: boolean;
   connections: RunnerConnectionPlan[];
   timeout?: number;
+  /** ngtcp2 keeps its frame trace (RunnerPlan.traceFrames): small files only. */
+  traceFrames?: boolean;
   /** What is wrong beyond the files (all are checked), or null. */
   check?(c: Context): string | null | Promise<string | null>;
   /** A failure is recorded as unreliable, not failed, when a `when` says its named cause was at work in this run. */
@@ -108,6 +110,7 @@ function manyHandshakes(name: string, link: string, rules: LinkRules): RunnerCas
     link: rules,
     connections: Array.from({ length: 8 }, (_, i) => ({ paths: files(1 * KiB, 1, `h${i}`) })),
     timeout: 120,
+    traceFrames: true,
   };
 }
 
@@ -340,6 +343,7 @@ describe('interop runner cases: aioquic, quic-go, ngtcp2 on clean and impaired l
           chacha20: c.chacha20,
           timeout: c.timeout ?? 30,
           connections: c.connections,
+          traceFrames: c.traceFrames,
         };
         const started = Date.now();
         try {

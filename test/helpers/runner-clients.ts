@@ -32,6 +32,12 @@ export interface RunnerPlan {
   chacha20?: boolean;
   timeout: number;
   connections: RunnerConnectionPlan[];
+  /**
+   * ngtcp2 only: keep the client's frame trace (slower, so only for cases
+   * of small files), so that a failure quotes the CONNECTION_CLOSE or
+   * stateless reset the client received, if any.
+   */
+  traceFrames?: boolean;
 }
 
 export interface RunnerConnectionResult {
@@ -120,10 +126,13 @@ export function ngtcp2Runner(): RunnerClient {
   };
 }
 
-/** The example client's last lines that are not packet or timer traces. */
+/** The example client's last lines that are not packet or timer traces, and the close it received (from a frame trace). */
 function lastWords(text: string): string {
-  const said = text.split('\n').filter((l) => l.trim() && !/^(I\d{8} |Sent packet|Received packet|Set timer|Timer has|\[)/.test(l));
-  return JSON.stringify(said.slice(-3).join(' | ').slice(0, 300));
+  const lines = text.split('\n');
+  const said = lines.filter((l) => l.trim() && !/^(I\d{8} |Sent packet|Received packet|Set timer|Timer has|\[)/.test(l));
+  const words = JSON.stringify(said.slice(-3).join(' | ').slice(0, 300));
+  const closed = lines.filter((l) => / frm rx .*CONNECTION_CLOSE| pkt rx .*type=SR/.test(l)).pop();
+  return closed ? `${words}; it received: ${JSON.stringify(closed.replace(/^I\d{8} 0x[0-9a-f]+ /, '').slice(0, 200))}` : words;
 }
 
 /** GnuTLS's names of the TLS 1.3 suites, as the other clients name them. */
@@ -142,7 +151,7 @@ async function ngtcp2Connection(plan: RunnerPlan, c: RunnerConnectionPlan, index
   // The handshake may take as long as the plan (its default 10 s is less
   // than 30 % loss can need), like the other clients' handshakes.
   const seconds = Math.ceil(timeoutMs / 1000);
-  const args = ['--exit-on-all-streams-close', '--no-quic-dump', '--no-http-dump', `--timeout=${seconds}s`, `--handshake-timeout=${seconds}s`, `--download=${downloads}`, `--sni=${plan.sni}`];
+  const args = ['--exit-on-all-streams-close', ...(plan.traceFrames ? [] : ['--no-quic-dump']), '--no-http-dump', `--timeout=${seconds}s`, `--handshake-timeout=${seconds}s`, `--download=${downloads}`, `--sni=${plan.sni}`];
   // Every connection keeps the ticket it gets; the next one resumes (and
   // sends 0-RTT) only when asked to, reading what this one wrote.
   args.push(`--session-file=${session}`, `--tp-file=${tp}`);
