@@ -143,7 +143,14 @@ describe('Workers: one server on two workers (issue 15)', function () {
   it('close() drains every worker: requests in flight on both finish, then every worker exits', async () => {
     const { server, port } = await startOnWorkers({ workers: 2, app: 'who' });
     const inFlight = runClients(port, { requests: [{ path: '/sleep' }], timeout: 5 }, 12);
-    await new Promise((r) => setTimeout(r, 400));
+    // Close once every connection is open and its request has had time to
+    // arrive (a handshake and a request on loopback take milliseconds;
+    // /sleep answers 800 ms later). A fixed 400 ms from the client's start
+    // was not always enough: on a busy machine one connection had not
+    // sent its request when GOAWAY came (CI, 2026-11-29).
+    const until = Date.now() + 10_000;
+    while (sum(server.workerStats()!, 'connectionsAccepted') < 12 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 200));
     const closed = server.close();
     const by = servedBy(await inFlight);
     assert.ok(by.includes(0) && by.includes(1), `both workers had requests in flight: ${by}`);
