@@ -57,16 +57,16 @@ async function waitH3(p: number, urlPath = '/'): Promise<void> {
  * TypeScript or by the native bench handler (started the way that build's
  * design starts it: see builds.ts).
  */
-export async function startH3Node(build: H3NodeBuild, profile: 'a' | 'b' | 'c', native: boolean, workers = 1, cores = SERVER_CORE): Promise<H3NodeServer> {
+export async function startH3Node(build: H3NodeBuild, profile: 'a' | 'b' | 'c', native: boolean, workers = 1, cores = SERVER_CORE, withDate = false): Promise<H3NodeServer> {
   const p = port();
-  const args = [path.join(build.root, 'bench/servers/h3-node.mjs'), profile, String(p), ...(workers > 1 ? ['--workers', String(workers)] : [])];
+  const args = [path.join(build.root, 'bench/servers/h3-node.mjs'), profile, String(p), ...(workers > 1 ? ['--workers', String(workers)] : []), ...(withDate ? ['--date'] : [])];
   let env: NodeJS.ProcessEnv = { H3_BENCH_NATIVE_HANDLER: '' };
   if (native) {
     if (build.native.kind === 'unavailable') throw new Error(`no native handler for h3-node ${build.name}: ${build.native.why}`);
     if (build.native.kind === 'environment') env = { H3_BENCH_NATIVE_HANDLER: profile };
     else args.push('--native', profile, ...(build.native.addon ? ['--addon', build.native.addon] : []));
   }
-  const what = `h3-node-${profile}${native ? '-native' : ''}${workers > 1 ? `-${workers}-workers` : ''}${build.name === 'current' ? '' : `-${build.name.replace(/\s+/g, '-')}`}`;
+  const what = `h3-node-${profile}${native ? '-native' : ''}${withDate ? '-date' : ''}${workers > 1 ? `-${workers}-workers` : ''}${build.name === 'current' ? '' : `-${build.name.replace(/\s+/g, '-')}`}`;
   const launcher = startPinned(cores, process.execPath, args, { cwd: build.root, env, stdin: true, stderrFile: stderrLog(what), label: what });
   await listening(launcher, what);
   return { name: 'h3-node', pids: [launcher.pid], processes: [launcher], port: p, launcher };

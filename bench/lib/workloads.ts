@@ -38,6 +38,14 @@ export const udpSyscallsPerReq = (m: Measured) => (m.udp_recv_calls_per_req ?? N
 
 export const TS = 'h3-node (TypeScript)';
 export const NATIVE = 'h3-node (native)';
+/**
+ * createServer again with a `date` field added to each answer
+ * (bench/servers/h3-node.mjs --date): the field createSecureServer must send
+ * and createServer's exchange does not, whose bytes take W1's round of 20
+ * answers past one packet (docs/design.md, "W1's two fields and the packet
+ * they overflow"). W1 only.
+ */
+export const TS_DATE = 'h3-node (createServer + date)';
 /** The node:http2-compatible API (createSecureServer + compat-app.mjs). */
 export const COMPAT = 'h3-node (createSecureServer)';
 /** W1/W3's routes as a fetch handler through serve({ fetch }) (bench/servers/h3-node-fetch.mjs). */
@@ -232,7 +240,12 @@ export class Workloads {
       // the createSecureServer-vs-createServer check pairs the two rows of a
       // round, and this VM's speed drifts over the minutes the other
       // servers' W1 and W2 would put between them.
-      if (variant === TS) await this.apiRows('W1', 'a', measureW1, round);
+      if (variant === TS) {
+        await this.apiRows('W1', 'a', measureW1, round);
+        const d = await startH3Node(this.h3, 'a', false, 1, SERVER_CORE, true);
+        this.keep('W1', TS_DATE, round, await measureW1(P, d, d.port, { exactCpu: true, counters: () => counters(d) }));
+        await stopServer(d);
+      }
       this.keep('W2', variant, round, await measureW2(P, s, p));
       await stopServer(s);
     }
