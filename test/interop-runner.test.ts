@@ -377,7 +377,7 @@ describe('interop runner cases: aioquic, quic-go, ngtcp2 on clean and impaired l
 /** For a failure's message: what the server counted and, on an impaired link, the relay's longest silence towards the client. */
 function whatTheServerSaw({ server, link }: Context): string {
   const n = server.server.counters();
-  const said = `server: ${n.connectionsAccepted} accepted, ${n.handshakeFailures} handshake failures (${n.handshakeTimeouts} timed out), ${n.statelessResetsSent} stateless resets sent, ${n.connectionsOpen} connections open`;
+  const said = `server: ${n.connectionsAccepted} accepted, ${n.handshakeFailures} handshake failures (${n.handshakeTimeouts} timed out), ${n.statelessResetsSent} stateless resets sent, ${n.closingPacketsResent} closing packets sent again, ${n.connectionsOpen} connections open`;
   const s = link?.longestSilenceToClient();
   return s ? `${said}; link: longest silence to the client ${(s.ms / 1000).toFixed(1)} s, ${s.destroyed} server datagrams destroyed in it, ${s.unanswered} client datagrams unanswered` : said;
 }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import type { ConnectionCloseInfo, H3Response as Res } from '../src';
 import { b64, request, runClient } from './helpers/h3client';
+import { impairedLink } from './helpers/impaired-link';
 import { PYTHON } from './helpers/paths';
 import { runProcess } from './helpers/process';
 import { runCli, startCli, startServer } from './helpers/server';
@@ -90,6 +91,29 @@ describe('limits a client cannot push past', function () {
         await slow.server.close();
       }
     } finally {
+      await server.close();
+    }
+  });
+
+  it('a client whose handshake the server gave up on hears the CONNECTION_CLOSE again when it tries once more, the first one lost (aioquic)', async () => {
+    const { server, port } = await startServer((_req, res) => res.text(200, 'ok\n'), { handshakeTimeoutMs: 300 });
+    // The server's flight reaches the client; the client's answer does not
+    // reach the server for 700 ms, so the server gives up at 300 ms, and
+    // its CONNECTION_CLOSE (with whatever else it sends from 150 ms on) is
+    // lost. The server drops the connection at once; what the client sends
+    // after 700 ms arrives for a connection that is gone.
+    const link = await impairedLink(port, { silenceClientAfterFirstMs: 700, silenceServerBetweenMs: [150, 700] });
+    try {
+      const res = await runClient(link.port, { timeout: 5, requests: [{ path: '/' }] });
+      assert.equal(server.counters().handshakeTimeouts, 1);
+      // Answered with the close it missed (RFC 9000 section 10.2.1), not
+      // with a stateless reset or silence until its own timeout.
+      assert.deepEqual(res.connection_terminated, { error_code: 0, reason: 'handshake timeout' }, JSON.stringify(res));
+      assert.ok(server.counters().closingPacketsResent >= 1);
+      assert.equal(server.counters().connectionsAccepted, 1, 'and nothing it sent was taken for a new connection');
+      assert.ok(link.impaired.silenced > 0);
+    } finally {
+      link.close();
       await server.close();
     }
   });

@@ -122,6 +122,12 @@ export interface NativeCounters {
   /** Stateless resets not sent because of the rate limit (200 per second). */
   statelessResetsLimited: number
   /**
+   * Datagrams carrying a connection's CONNECTION_CLOSE sent again, in answer
+   * to packets that still came for a connection this server closed (RFC 9000
+   * section 10.2.1; the 1st, 2nd, 4th... such packet is answered).
+   */
+  closingPacketsResent: number
+  /**
    * Times a connection's sending waited for its pacing time: a packet
    * quiche timed for later (BBRv2's `SendInfo::at`), or the server's token
    * bucket empty (CUBIC, Reno: server/pacer.rs).

@@ -33,6 +33,8 @@ export interface LinkRules {
   rebind?: { everyMs: number; afterBytes?: number; times?: number; address?: boolean };
   /** Client datagrams after the first are dropped for this long: the server hears nothing more (the amplification limit's case). */
   silenceClientAfterFirstMs?: number;
+  /** Server datagrams reaching the relay this many ms after the client's first, [from, to), are dropped (a close lost on its way). */
+  silenceServerBetweenMs?: [number, number];
 }
 
 export interface ImpairedLink {
@@ -182,6 +184,11 @@ export async function impairedLink(serverPort: number, rules: LinkRules): Promis
     if (rules.blackhole && blackholeUntil === 0 && serverBytes >= rules.blackhole.afterBytes) blackholeUntil = nowMs() + rules.blackhole.forMs;
     if (rules.rebind && !rebindTimer && serverBytes >= (rules.rebind.afterBytes ?? 0)) startRebinding(rules.rebind);
     if (dark()) return;
+    const quiet = rules.silenceServerBetweenMs;
+    if (quiet && firstClientAt > 0 && record.at - firstClientAt >= quiet[0] && record.at - firstClientAt < quiet[1]) {
+      impaired.silenced++;
+      return;
+    }
     if (Math.random() < loss) {
       dropped.toClient++;
       return;

@@ -67,6 +67,10 @@ macro_rules! reported_counters {
                 stateless_resets_sent,
                 #[doc = "Stateless resets not sent because of the rate limit (200 per second)."]
                 stateless_resets_limited,
+                #[doc = "Datagrams carrying a connection's CONNECTION_CLOSE sent again, in answer"]
+                #[doc = "to packets that still came for a connection this server closed (RFC 9000"]
+                #[doc = "section 10.2.1; the 1st, 2nd, 4th... such packet is answered)."]
+                closing_packets_resent,
                 #[doc = "Times a connection's sending waited for its pacing time: a packet"]
                 #[doc = "quiche timed for later (BBRv2's `SendInfo::at`), or the server's token"]
                 #[doc = "bucket empty (CUBIC, Reno: server/pacer.rs)."]

@@ -27,6 +27,7 @@ use crate::h3::settings::LocalSettings;
 use crate::ids::{ConnId, StreamId};
 use crate::udp_bind::display;
 
+mod closing;
 mod deadlines;
 mod doorbell;
 mod pacer;
@@ -120,6 +121,10 @@ pub struct Server<A: Application> {
     worker: Option<WorkerTie>,
     /// The close_idle value last acted on.
     close_idle_seen: u64,
+    /// Connections this server closed, by their IDs: the datagram that
+    /// carried CONNECTION_CLOSE, sent again to packets that still come
+    /// (closing.rs, RFC 9000 section 10.2.1).
+    closing: closing::ClosingPackets,
 }
 
 /// A worker's ties to its group.
@@ -223,6 +228,7 @@ impl<A: Application> Server<A> {
             ids,
             worker,
             close_idle_seen: 0,
+            closing: closing::ClosingPackets::default(),
             retry_key: options.retry_key.unwrap_or_else(crate::retry::process_key),
             half_open: 0,
             poll,
@@ -331,6 +337,7 @@ impl<A: Application> Server<A> {
         self.process_dirty();
         self.send_packets();
         self.collect_closed();
+        self.closing.expire(Instant::now());
         self.app.end_turn();
     }
 
@@ -461,6 +468,11 @@ impl<A: Application> Server<A> {
         let id = match self.table.route(hdr.dcid.as_ref()) {
             Some(id) => id,
             None => {
+                if self.closing.knows(hdr.dcid.as_ref()) {
+                    let dcid = hdr.dcid.to_vec();
+                    self.answer_closing(&dcid, len, from);
+                    return;
+                }
                 if hdr.ty == quiche::Type::Short {
                     let dcid = hdr.dcid.to_vec();
                     self.stateless_reset(&dcid, len, from);
@@ -495,6 +507,15 @@ impl<A: Application> Server<A> {
         };
         let local = self.socket.local;
         let Some(conn) = self.table.get_mut(id) else { return };
+        if conn.quic.is_draining() {
+            // quiche reads nothing more; a connection this server closed
+            // answers with its closing packet (its datagram was kept).
+            let buf = datagram(&mut self.socket, &mut self.worker, src, len);
+            if let Some(dcid) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN).ok().map(|h| h.dcid.to_vec()) {
+                self.answer_closing(&dcid, len, from);
+            }
+            return;
+        }
         let buf = datagram(&mut self.socket, &mut self.worker, src, len);
         let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to: local })));
         if result.is_err() {
@@ -518,6 +539,16 @@ impl<A: Application> Server<A> {
             }
         }
         self.mark_dirty(id);
+    }
+
+    /// A datagram of `len` bytes for a connection this server closed: its
+    /// closing packet again, when closing.rs says one is due.
+    fn answer_closing(&mut self, dcid: &[u8], len: usize, from: SocketAddr) {
+        let Some(datagram) = self.closing.answer(dcid, len, Instant::now()) else { return };
+        let n = datagram.len();
+        self.socket.send_buf[..n].copy_from_slice(datagram);
+        Counters::add(&self.shared.counters.closing_packets_resent, 1);
+        self.socket.send_lone(n, from, &self.shared.counters);
     }
 
     /// Answers a short-header packet for a connection ID not in the table
@@ -929,6 +960,7 @@ impl<A: Application> Server<A> {
             // come (the loop below may add to its run); until then nothing
             // more is built for this connection.
             let mut pacing = conn.paced.as_ref().is_some_and(|p| p.at > now + PACING_GRANULARITY);
+            let was_draining = conn.quic.is_draining();
             let mut pace_at = None;
             if own_pacing {
                 if let Some(path) = conn.quic.path_stats().find(|p| p.active) {
@@ -971,6 +1003,13 @@ impl<A: Application> Server<A> {
                 };
                 if own_pacing {
                     conn.pacer.spent(n);
+                }
+                if !was_draining && conn.quic.is_draining() && conn.quic.local_error().is_some() {
+                    // The datagram that carries this server's CONNECTION_CLOSE
+                    // (quiche builds nothing after it): kept for the closing
+                    // state, until quiche's draining period ends.
+                    let datagram = socket.send_buf[run.len..run.len + n].to_vec();
+                    self.closing.insert(&conn.cids, datagram, conn.quic.timeout_instant(), now);
                 }
                 // `now` is from before this connection's sends: a thread
                 // descheduled since (a busy machine) sees quiche stamp a

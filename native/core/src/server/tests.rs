@@ -814,3 +814,78 @@ fn a_client_repeating_its_initial_gets_the_servers_lost_flight_at_once() {
         "the client completed its handshake from the answer to its repeated Initial (datagrams {answer:?})"
     );
 }
+
+/// Delivers nothing: what the server sent to `peer` is read and dropped.
+fn lose_all(peer: &UdpSocket) -> usize {
+    std::thread::sleep(Duration::from_millis(2));
+    let mut buf = [0u8; 65536];
+    let mut lost = 0;
+    while peer.recv_from(&mut buf).is_ok() {
+        lost += 1;
+    }
+    lost
+}
+
+/// The server closes an established connection and its CONNECTION_CLOSE is
+/// lost: the client's next packet is answered with the same datagram (RFC
+/// 9000 section 10.2.1), so the client learns the code and reason now, not
+/// at its idle timeout.
+#[test]
+fn a_client_whose_connection_close_was_lost_gets_it_again_when_it_sends() {
+    let (mut server, counters, mut client, peer, _) = connected_until(options(false, false), |c| c.is_established());
+    step(&mut client, &peer, &mut server);
+    let id = server.table.ids()[0];
+    server.table.get_mut(id).unwrap().quic.close(true, 0x10c, b"going away").unwrap();
+    server.mark_dirty(id);
+    server.turn();
+    assert!(lose_all(&peer) >= 1, "the server sent its CONNECTION_CLOSE");
+    assert!(client.peer_error().is_none());
+
+    // The client, unaware, sends on (a PING here).
+    client.send_ack_eliciting().unwrap();
+    step(&mut client, &peer, &mut server);
+    let e = client.peer_error().expect("the client got the close this time");
+    assert_eq!((e.is_app, e.error_code, e.reason.as_slice()), (true, 0x10c, &b"going away"[..]));
+    assert_eq!(Counters::get(&counters.closing_packets_resent), 1);
+}
+
+/// The server gives up on a handshake (its timeout) and that
+/// CONNECTION_CLOSE is lost; the connection is gone from the table at once,
+/// yet the client's next try is answered with the close, and not taken for
+/// a new connection.
+#[test]
+fn a_handshake_the_server_gave_up_on_is_closed_again_when_the_client_tries_once_more() {
+    let mut opts = options(false, false);
+    opts.handshake_timeout_ms = 30;
+    let bound = Server::bind(opts, Recorder::default()).unwrap();
+    let (mut server, counters, local) = (bound.server, bound.shared.counters.clone(), bound.local);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let mut cfg = crate::testing::client_config();
+    cfg.set_initial_rtt(Duration::from_millis(5));
+    let scid = [6u8; 16];
+    let mut client = quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), peer.local_addr().unwrap(), local, &mut cfg).unwrap();
+    // The server's flight reaches the client; nothing of the client's
+    // answer reaches the server.
+    step(&mut client, &peer, &mut server);
+    let mut buf = [0u8; 65536];
+    while client.send(&mut buf).is_ok() {}
+    let id = server.table.ids()[0];
+    assert!(!server.table.get(id).unwrap().quic.is_established(), "the server's side of the handshake is not done");
+
+    std::thread::sleep(Duration::from_millis(40));
+    server.turn();
+    assert_eq!(Counters::get(&counters.handshake_timeouts), 1);
+    assert!(lose_all(&peer) >= 1, "the server sent its CONNECTION_CLOSE");
+    assert!(server.table.is_empty(), "and dropped the connection");
+
+    // The client's PTO: it sends again, to the server's connection ID.
+    std::thread::sleep(client.timeout().unwrap_or_default() + Duration::from_millis(2));
+    client.on_timeout();
+    step(&mut client, &peer, &mut server);
+    let e = client.peer_error().expect("the client got the close this time");
+    assert_eq!(e.reason.as_slice(), b"handshake timeout");
+    assert!(server.table.is_empty(), "no new connection was made of it");
+    assert!(Counters::get(&counters.closing_packets_resent) >= 1);
+    assert_eq!(Counters::get(&counters.connections_accepted), 1);
+}
