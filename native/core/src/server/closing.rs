@@ -20,10 +20,12 @@ use std::time::{Duration, Instant};
 /// (its client then gets a stateless reset or nothing, as before).
 pub const MAX_CLOSING: usize = 1024;
 /// How long a closing packet is kept: quiche's draining period (three PTOs),
-/// but at least this and at most `LONGEST`. A handshake the server gave up
-/// on may have a PTO of seconds, and its client keeps trying.
-const SHORTEST: Duration = Duration::from_secs(1);
-const LONGEST: Duration = Duration::from_secs(10);
+/// but at least `SHORTEST` and at most `LONGEST`. A client whose handshake
+/// the server gave up on under loss has backed its own PTO off to seconds
+/// and tries again that much later; the cap on entries bounds the memory
+/// whatever the time.
+const SHORTEST: Duration = Duration::from_secs(3);
+const LONGEST: Duration = Duration::from_secs(30);
 
 struct Entry {
     /// The datagram that carried CONNECTION_CLOSE, as sent.
@@ -47,7 +49,7 @@ pub struct ClosingPackets {
 
 impl ClosingPackets {
     /// Remembers `datagram` for packets to any of `cids` until `draining_end`
-    /// (clamped to 1-10 s from `now`).
+    /// (clamped to 3-30 s from `now`).
     pub fn insert(&mut self, cids: &[Vec<u8>], datagram: Vec<u8>, draining_end: Option<Instant>, now: Instant) {
         if cids.is_empty() {
             return;
@@ -150,9 +152,9 @@ mod tests {
         let mut c = ClosingPackets::default();
         let now = Instant::now();
         c.insert(&cids(&[1]), vec![0; 10], Some(now), now);
-        assert!(c.answer(&[1; 8], 1200, now + Duration::from_millis(999)).is_some(), "kept at least 1 s");
-        assert!(c.answer(&[1; 8], 1200, now + Duration::from_secs(1)).is_none());
-        c.expire(now + Duration::from_secs(1));
+        assert!(c.answer(&[1; 8], 1200, now + Duration::from_millis(2999)).is_some(), "kept at least 3 s");
+        assert!(c.answer(&[1; 8], 1200, now + Duration::from_secs(3)).is_none());
+        c.expire(now + Duration::from_secs(3));
         assert!(!c.knows(&[1; 8]));
         for i in 0..MAX_CLOSING + 5 {
             c.insert(&[(i as u32).to_be_bytes().to_vec()], vec![0; 10], Some(now + Duration::from_secs(60)), now);
