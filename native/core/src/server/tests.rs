@@ -785,24 +785,11 @@ fn an_immediate_shutdown_waits_for_a_held_close_without_spinning() {
 #[test]
 fn a_client_repeating_its_initial_gets_the_servers_lost_flight_at_once() {
     let (mut server, _, _) = server();
-    let local = server.socket.local;
-    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
-    peer.set_nonblocking(true).unwrap();
-    let mut cfg = crate::testing::client_config();
-    // The client's PTO comes in milliseconds; the server's (initial RTT
-    // 333 ms) not during the test.
-    cfg.set_initial_rtt(Duration::from_millis(5));
-    let scid = [5u8; 16];
-    let mut client = quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), peer.local_addr().unwrap(), local, &mut cfg).unwrap();
+    let (mut client, peer) = impatient_client(server.socket.local, 5);
 
     // The first flight: the server's answer never reaches the client.
     client_sends_then_server_turns(&mut client, &peer, &mut server);
-    let mut buf = [0u8; 65536];
-    let mut lost = 0;
-    while peer.recv_from(&mut buf).is_ok() {
-        lost += 1;
-    }
-    assert!(lost > 0, "the server answered the first Initial");
+    assert!(lose_all(&peer) > 0, "the server answered the first Initial");
 
     // The client's PTO: its Initial again.
     std::thread::sleep(client.timeout().unwrap_or_default() + Duration::from_millis(2));
@@ -813,6 +800,19 @@ fn a_client_repeating_its_initial_gets_the_servers_lost_flight_at_once() {
         client.is_established(),
         "the client completed its handshake from the answer to its repeated Initial (datagrams {answer:?})"
     );
+}
+
+/// A quiche client on a socket of its own whose PTO comes in milliseconds
+/// (initial RTT 5 ms), so that it sends again soon; the server's PTO
+/// (initial RTT 333 ms) does not fire during a test.
+fn impatient_client(local: SocketAddr, id: u8) -> (quiche::Connection, UdpSocket) {
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let mut cfg = crate::testing::client_config();
+    cfg.set_initial_rtt(Duration::from_millis(5));
+    let scid = [id; 16];
+    let client = quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), peer.local_addr().unwrap(), local, &mut cfg).unwrap();
+    (client, peer)
 }
 
 /// Delivers nothing: what the server sent to `peer` is read and dropped.
@@ -859,12 +859,7 @@ fn a_handshake_the_server_gave_up_on_is_closed_again_when_the_client_tries_once_
     opts.handshake_timeout_ms = 30;
     let bound = Server::bind(opts, Recorder::default()).unwrap();
     let (mut server, counters, local) = (bound.server, bound.shared.counters.clone(), bound.local);
-    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
-    peer.set_nonblocking(true).unwrap();
-    let mut cfg = crate::testing::client_config();
-    cfg.set_initial_rtt(Duration::from_millis(5));
-    let scid = [6u8; 16];
-    let mut client = quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), peer.local_addr().unwrap(), local, &mut cfg).unwrap();
+    let (mut client, peer) = impatient_client(local, 6);
     // The server's flight reaches the client; nothing of the client's
     // answer reaches the server.
     step(&mut client, &peer, &mut server);
