@@ -466,6 +466,13 @@ impl<A: Application> Server<A> {
         let buf = datagram(&mut self.socket, &mut self.worker, src, len);
         let Ok(hdr) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN) else { return };
         let id = match self.table.route(hdr.dcid.as_ref()) {
+            Some(id) if self.table.get(id).is_some_and(|c| c.quic.is_draining()) => {
+                // quiche reads nothing more; a connection this server closed
+                // answers with its closing packet (its datagram was kept).
+                let dcid = hdr.dcid.to_vec();
+                self.answer_closing(&dcid, len, from);
+                return;
+            }
             Some(id) => id,
             None => {
                 if self.closing.knows(hdr.dcid.as_ref()) {
@@ -507,15 +514,6 @@ impl<A: Application> Server<A> {
         };
         let local = self.socket.local;
         let Some(conn) = self.table.get_mut(id) else { return };
-        if conn.quic.is_draining() {
-            // quiche reads nothing more; a connection this server closed
-            // answers with its closing packet (its datagram was kept).
-            let buf = datagram(&mut self.socket, &mut self.worker, src, len);
-            if let Some(dcid) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN).ok().map(|h| h.dcid.to_vec()) {
-                self.answer_closing(&dcid, len, from);
-            }
-            return;
-        }
         let buf = datagram(&mut self.socket, &mut self.worker, src, len);
         let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to: local })));
         if result.is_err() {
