@@ -176,7 +176,7 @@ pub fn release_free_native_memory() -> bool {
 type EventCallback = ThreadsafeFunction<EventBatchBytes, Unknown<'static>, EventBatchBytes, Status, false>;
 
 /// One finished event batch on its way to JavaScript, where it becomes a
-/// Buffer in memory Node allocates (`napi_create_buffer_copy`); the Rust
+/// Buffer in memory Node allocates (`napi_create_buffer`); the Rust
 /// bytes are freed as soon as they are copied. A Buffer over the Rust bytes
 /// themselves kept them until V8 collected it, and mimalloc's arena, getting
 /// those pages back from the JavaScript thread in bursts, purged them and
@@ -188,11 +188,19 @@ impl ToNapiValue for EventBatchBytes {
     unsafe fn to_napi_value(env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
         let mut data = std::ptr::null_mut();
         let mut out = std::ptr::null_mut();
-        // SAFETY: `env` is the live environment napi-rs calls this with;
-        // the source is `val`'s initialised bytes, alive until the copy returns.
-        let status = unsafe { napi::sys::napi_create_buffer_copy(env, val.0.len(), val.0.as_ptr().cast(), &mut data, &mut out) };
+        let len = val.0.len();
+        // SAFETY: `env` is the live environment napi-rs calls this with.
+        let status = unsafe { napi::sys::napi_create_buffer(env, len, &mut data, &mut out) };
         if status != napi::sys::Status::napi_ok {
-            return Err(Error::new(Status::from(status), "could not copy an event batch into a Buffer".to_owned()));
+            return Err(Error::new(Status::from(status), "could not make a Buffer for an event batch".to_owned()));
+        }
+        if len > 0 {
+            // SAFETY: napi_create_buffer gave `len` writable bytes at `data`,
+            // owned by the new Buffer, which nothing else sees yet. Copied
+            // here rather than by napi_create_buffer_copy's one memcpy: in
+            // pieces, as h3core::bytes explains.
+            let dst = unsafe { std::slice::from_raw_parts_mut(data.cast::<u8>(), len) };
+            h3core::bytes::copy(dst, &val.0);
         }
         Ok(out)
     }

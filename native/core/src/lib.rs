@@ -17,6 +17,7 @@
 #![deny(clippy::all)]
 
 pub mod app;
+pub mod bytes;
 pub mod config;
 pub mod connection_ids;
 pub mod counters;

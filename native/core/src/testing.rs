@@ -226,6 +226,7 @@ pub struct Pair {
     pub app: Recorder,
     pub counters: Arc<Counters>,
     scratch: Vec<u8>,
+    body_scratch: Vec<u8>,
     /// The HTTP/3 layer asked for the connection to close.
     pub closed_by_h3: bool,
     /// Per client stream, what the server sent on it (when `record`).
@@ -264,6 +265,7 @@ impl Pair {
             app: Recorder::default(),
             counters,
             scratch: vec![0; 65536],
+            body_scratch: Vec::new(),
             closed_by_h3: false,
             received: HashMap::new(),
             record: true,
@@ -293,7 +295,7 @@ impl Pair {
                 let _ = self.server.recv(&mut buf[..n], quiche::RecvInfo { from: info.from, to: info.to });
             }
             if !self.server.is_closed() && !self.server.is_draining() && !self.closed_by_h3 {
-                let outcome = self.h3.process(&mut self.server, &mut self.app, &mut self.scratch);
+                let outcome = self.h3.process(&mut self.server, &mut self.app, &mut self.scratch, &mut self.body_scratch);
                 if let Some(e) = outcome.close {
                     self.closed_by_h3 = true;
                     let _ = self.server.close(true, e.code, e.reason.as_bytes());

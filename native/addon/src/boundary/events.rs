@@ -40,7 +40,7 @@ impl EventBatch {
     pub fn take(&mut self, seq: u64) -> Vec<u8> {
         self.count = 0;
         self.buf[..8].copy_from_slice(&(seq as f64).to_le_bytes());
-        let out = self.buf.to_vec();
+        let out = h3core::bytes::to_vec(&self.buf);
         self.buf.clear();
         if self.buf.capacity() > KEEP_CAPACITY {
             self.buf = Vec::new();
@@ -83,7 +83,8 @@ impl EventBatch {
 
     fn long_bytes(&mut self, b: &[u8]) {
         self.u32(b.len() as u32);
-        self.buf.extend_from_slice(b);
+        // A body's bytes: large, and at any alignment (h3core::bytes).
+        h3core::bytes::append(&mut self.buf, b);
     }
 
     /// REQUEST: the pseudo-header fields JavaScript reads (`:method`, then

@@ -99,6 +99,8 @@ pub struct Server<A: Application> {
     /// Connections flushed this turn: the only ones that can have closed.
     touched: Vec<ConnId>,
     scratch: Vec<u8>,
+    /// A streamed body's bytes of one read, merged into one event (kept between reads).
+    body_scratch: Vec<u8>,
     keylog: Option<crate::keylog::KeyLog>,
     qlog: Option<crate::qlog::QlogDir>,
     /// Stateless reset tokens: HMAC of each issued connection ID (reset.rs).
@@ -243,6 +245,7 @@ impl<A: Application> Server<A> {
             dirty: Vec::new(),
             touched: Vec::new(),
             scratch: vec![0; 65536],
+            body_scratch: Vec::new(),
             keylog,
             qlog,
             reset_key: reset_key.unwrap_or_else(crate::reset::process_key),
@@ -882,8 +885,8 @@ impl<A: Application> Server<A> {
             }
         }
         let app = &mut self.app;
-        let scratch = &mut self.scratch;
-        let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, app, scratch)));
+        let (scratch, body) = (&mut self.scratch, &mut self.body_scratch);
+        let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, app, scratch, body)));
         let awaits = result.as_ref().is_ok_and(|o| o.awaits_application);
         // Hold only for what the application answers later. Holding
         // anything else only delays what the native core already wrote,

@@ -74,6 +74,10 @@ pub struct H3Options {
 /// are two varints of at most 8 bytes each.
 const CLASSIFY_READ: usize = 16;
 
+/// The body buffer of `read_stream` keeps its capacity up to this (one
+/// read's body is at most the body credit); past it, it is given back.
+const BODY_SCRATCH_KEEP: usize = 1 << 20;
+
 /// The server's own control stream: the first server-initiated
 /// unidirectional stream.
 const CONTROL_STREAM_ID: u64 = 3;
@@ -287,8 +291,9 @@ impl H3Connection {
     }
 
     /// Reads everything readable, within the body credit the application
-    /// has settled.
-    pub fn process<A: Application>(&mut self, quic: &mut quiche::Connection, app: &mut A, scratch: &mut [u8]) -> Outcome {
+    /// has settled. `body` is the loop's reusable buffer for a streamed
+    /// body's bytes of one read (empty on entry and on return).
+    pub fn process<A: Application>(&mut self, quic: &mut quiche::Connection, app: &mut A, scratch: &mut [u8], body: &mut Vec<u8>) -> Outcome {
         self.awaits_application = false;
         self.open_control(quic);
         if self.closing {
@@ -297,7 +302,7 @@ impl H3Connection {
         self.check_stopped(quic);
         self.report(quic, app);
         for id in quic.readable() {
-            if let Err(e) = self.read_stream(quic, id, app, scratch) {
+            if let Err(e) = self.read_stream(quic, id, app, scratch, body) {
                 if e.connection {
                     self.closing = true;
                     self.sync_gauges();
@@ -322,6 +327,7 @@ impl H3Connection {
         id: u64,
         app: &mut A,
         scratch: &mut [u8],
+        body: &mut Vec<u8>,
     ) -> H3Result<()> {
         if let std::collections::hash_map::Entry::Vacant(slot) = self.streams.entry(id) {
             if is_client_bidi(id) {
@@ -334,8 +340,28 @@ impl H3Connection {
                 return Ok(());
             }
         }
-        // Streamed bodies: merge what one read delivers into one BODY event.
-        let mut body: Vec<u8> = Vec::new();
+        // Streamed bodies: merge what one read delivers into one BODY event,
+        // in a buffer the loop keeps (a fresh one per read regrew from
+        // nothing each time, a reallocation and copy per doubling: docs/
+        // design.md, "Copies that start at an odd address").
+        body.clear();
+        let result = self.read_stream_into(quic, id, app, scratch, body);
+        if body.capacity() > BODY_SCRATCH_KEEP {
+            *body = Vec::new();
+        } else {
+            body.clear();
+        }
+        result
+    }
+
+    fn read_stream_into<A: Application>(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        app: &mut A,
+        scratch: &mut [u8],
+        body: &mut Vec<u8>,
+    ) -> H3Result<()> {
         loop {
             let limit = match self.streams.get(&id) {
                 Some(StreamState::Request(r)) => match self.options.body_mode {
@@ -369,7 +395,7 @@ impl H3Connection {
             }
             match quic.stream_recv(id, &mut scratch[..limit]) {
                 Ok((n, fin)) => {
-                    self.on_bytes(quic, id, &scratch[..n], fin, app, &mut body)?;
+                    self.on_bytes(quic, id, &scratch[..n], fin, app, body)?;
                     if fin {
                         break;
                     }
@@ -382,7 +408,7 @@ impl H3Connection {
                 Err(_) => break,
             }
         }
-        self.emit_body(id, &body, false, app);
+        self.emit_body(id, body, false, app);
         Ok(())
     }
 

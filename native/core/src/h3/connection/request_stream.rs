@@ -240,9 +240,9 @@ impl Message {
                 if self.body.len() + d.len() > window {
                     return Ok(Feed::Answer(413));
                 }
-                self.body.extend_from_slice(d);
+                crate::bytes::append(&mut self.body, d);
             }
-            BodyMode::Streamed { .. } => streamed.extend_from_slice(d),
+            BodyMode::Streamed { .. } => crate::bytes::append(streamed, d),
         }
         Ok(Feed::Read)
     }
