@@ -88,7 +88,7 @@ pub fn install(builder: &mut SslContextBuilder, secret: [u8; 48], period_s: u64)
                          encrypt: bool| {
         let now = period_of(SystemTime::now(), period_s);
         let mut held = ring.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if held.as_ref().map_or(true, |(p, _)| *p != now) {
+        if held.as_ref().is_none_or(|(p, _)| *p != now) {
             *held = keys_at(&secret, now).map(|keys| (now, keys));
         }
         // Any failure means a full handshake, never an aborted one.

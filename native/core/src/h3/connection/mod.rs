@@ -74,8 +74,8 @@ pub struct H3Options {
 /// are two varints of at most 8 bytes each.
 const CLASSIFY_READ: usize = 16;
 
-/// The body buffer of `read_stream` keeps its capacity up to this (one
-/// read's body is at most the body credit); past it, it is given back.
+/// The loop's body buffer for `read_stream` keeps its capacity up to this
+/// (one read's body is at most the body credit); past it, it is given back.
 const BODY_SCRATCH_KEEP: usize = 1 << 20;
 
 /// The server's own control stream: the first server-initiated
@@ -302,7 +302,12 @@ impl H3Connection {
         self.check_stopped(quic);
         self.report(quic, app);
         for id in quic.readable() {
-            if let Err(e) = self.read_stream(quic, id, app, scratch, body) {
+            let read = self.read_stream(quic, id, app, scratch, body);
+            body.clear();
+            if body.capacity() > BODY_SCRATCH_KEEP {
+                *body = Vec::new();
+            }
+            if let Err(e) = read {
                 if e.connection {
                     self.closing = true;
                     self.sync_gauges();
@@ -341,27 +346,10 @@ impl H3Connection {
             }
         }
         // Streamed bodies: merge what one read delivers into one BODY event,
-        // in a buffer the loop keeps (a fresh one per read regrew from
-        // nothing each time, a reallocation and copy per doubling: docs/
-        // design.md, "Copies that start at an odd address").
-        body.clear();
-        let result = self.read_stream_into(quic, id, app, scratch, body);
-        if body.capacity() > BODY_SCRATCH_KEEP {
-            *body = Vec::new();
-        } else {
-            body.clear();
-        }
-        result
-    }
-
-    fn read_stream_into<A: Application>(
-        &mut self,
-        quic: &mut quiche::Connection,
-        id: u64,
-        app: &mut A,
-        scratch: &mut [u8],
-        body: &mut Vec<u8>,
-    ) -> H3Result<()> {
+        // in a buffer the loop keeps (empty here: `process` clears it after
+        // every read). A fresh one per read regrew from nothing each time,
+        // a reallocation and copy per doubling (docs/design.md, "Copies
+        // that start at an odd address").
         loop {
             let limit = match self.streams.get(&id) {
                 Some(StreamState::Request(r)) => match self.options.body_mode {
