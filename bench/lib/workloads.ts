@@ -43,7 +43,7 @@ export const NATIVE = 'h3-node (native)';
  * (bench/servers/h3-node.mjs --date): the field createSecureServer must send
  * and createServer's exchange does not, whose bytes take W1's round of 20
  * answers past one packet (docs/design.md, "W1's two fields and the packet
- * they overflow"). W1 only.
+ * they overflow"). W1 and W3.
  */
 export const TS_DATE = 'h3-node (createServer + date)';
 /** The node:http2-compatible API (createSecureServer + compat-app.mjs). */
@@ -277,7 +277,12 @@ export class Workloads {
       this.keep('W3', native ? NATIVE : TS, round, await measureW3(P, s, s.port, { exactCpu: true }));
       await stopServer(s);
       // Right after createServer's row, as in W1 (the check pairs them by round).
-      if (!native) await this.apiRows('W3', 'c', measureW3, round);
+      if (!native) {
+        await this.apiRows('W3', 'c', measureW3, round);
+        const d = await startH3Node(this.h3, 'c', false, 1, SERVER_CORE, true);
+        this.keep('W3', TS_DATE, round, await measureW3(P, d, d.port, { exactCpu: true }));
+        await stopServer(d);
+      }
     }
     const c = await startCaddy(true);
     this.keep('W3', 'caddy -> node http', round, await measureW3(P, c, c.portC));
