@@ -467,6 +467,21 @@ impl<A: Application> Server<A> {
             }
         }
         let buf = datagram(&mut self.socket, &mut self.worker, src, len);
+        // A short-header packet of a live connection, nearly every packet
+        // of a transfer, is routed by its destination ID alone: parsing
+        // the whole header here (quiche parses it again in `recv`) cost
+        // each one an allocation for the ID (docs/design.md, "Per-packet
+        // work in quiche's send"). Anything else takes the full path.
+        let live = match destination_id(buf) {
+            Some(d) if buf[0] & 0x80 == 0 => {
+                self.table.route(d).filter(|&id| self.table.get(id).is_some_and(|c| !c.quic.is_draining()))
+            }
+            _ => None,
+        };
+        if let Some(id) = live {
+            self.receive(id, src, len, from);
+            return;
+        }
         let Ok(hdr) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN) else { return };
         let id = match self.table.route(hdr.dcid.as_ref()) {
             Some(id) if self.table.get(id).is_some_and(|c| c.quic.is_draining()) => {
@@ -515,6 +530,11 @@ impl<A: Application> Server<A> {
                 }
             }
         };
+        self.receive(id, src, len, from);
+    }
+
+    /// Hands a datagram to the connection it was routed to.
+    fn receive(&mut self, id: ConnId, src: Source, len: usize, from: SocketAddr) {
         let local = self.socket.local;
         let Some(conn) = self.table.get_mut(id) else { return };
         let buf = datagram(&mut self.socket, &mut self.worker, src, len);
