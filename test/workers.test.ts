@@ -161,32 +161,41 @@ describe('Workers: one server on two workers (issue 15)', function () {
   });
 
   it('close() drains every worker: requests in flight on both finish, then every worker exits', async () => {
-    const { server, port } = await startOnWorkers({ workers: 2, app: 'who' });
-    const inFlight = runClients(port, { requests: [{ path: '/sleep' }], timeout: 5 }, 12);
-    // Close once every connection is open and its request has had time to
-    // arrive (a handshake and a request on loopback take milliseconds;
-    // /sleep answers 800 ms later). A fixed 400 ms from the client's start
-    // was not always enough: on a busy machine one connection had not
-    // sent its request when GOAWAY came (CI, 2026-11-29).
-    const until = Date.now() + 10_000;
-    while (sum(server.workerStats()!, 'connectionsAccepted') < 12 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 200));
-    const closed = server.close();
-    const by = servedBy(await inFlight);
-    assert.ok(by.includes(0) && by.includes(1), `both workers had requests in flight: ${by}`);
-    await closed;
-    assert.equal(server.workerStats(), undefined, 'the group is gone');
+    // Requests in flight on both workers (what onBothWorkers waits for).
+    await onBothWorkers(async () => {
+      const { server, port } = await startOnWorkers({ workers: 2, app: 'who' });
+      const inFlight = runClients(port, { requests: [{ path: '/sleep' }], timeout: 5 }, 12);
+      // Close once every connection is open and its request has had time to
+      // arrive (a handshake and a request on loopback take milliseconds;
+      // /sleep answers 800 ms later). A fixed 400 ms from the client's start
+      // was not always enough: on a busy machine one connection had not
+      // sent its request when GOAWAY came (CI, 2026-11-29).
+      const until = Date.now() + 10_000;
+      while (sum(server.workerStats()!, 'connectionsAccepted') < 12 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 200));
+      const closed = server.close();
+      // Every request in flight is answered 200 (servedBy asserts it).
+      const by = servedBy(await inFlight);
+      await closed;
+      assert.equal(server.workerStats(), undefined, 'the group is gone');
+      return [0, 1].map((w) => by.filter((x) => x === w).length);
+    });
   });
 
   it('a session ticket from one worker resumes on the other (one ticket key for the group)', async () => {
-    await withWorkers({}, async (port) => {
-      const ticket = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h3w-')), 'ticket');
-      const [first] = await runClients(port, { requests: [{ path: '/' }], session_ticket_out: ticket }, 1);
-      assert.equal(first.session_ticket, true);
-      const resumed = await runClients(port, { requests: [{ path: '/' }], session_ticket_in: ticket }, 12);
-      const by = servedBy(resumed);
-      assert.ok(by.includes(0) && by.includes(1), `resumptions landed on both workers: ${by}`);
-      for (const r of resumed) assert.equal(r.session_resumed, true);
+    // Resumptions on both workers (what onBothWorkers waits for), every one resumed.
+    await onBothWorkers(async () => {
+      let counts: number[] = [];
+      await withWorkers({}, async (port) => {
+        const ticket = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h3w-')), 'ticket');
+        const [first] = await runClients(port, { requests: [{ path: '/' }], session_ticket_out: ticket }, 1);
+        assert.equal(first.session_ticket, true);
+        const resumed = await runClients(port, { requests: [{ path: '/' }], session_ticket_in: ticket }, 12);
+        const by = servedBy(resumed);
+        for (const r of resumed) assert.equal(r.session_resumed, true);
+        counts = [0, 1].map((w) => by.filter((x) => x === w).length);
+      });
+      return counts;
     });
   });
 
