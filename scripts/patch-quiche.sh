@@ -4,8 +4,8 @@
 # [patch.crates-io]. Why each patch exists: its own header, and docs/design.md
 # ("Migration" for 01, "Packet size" for 02 and 04, "Pacing" for 03,
 # "Handshakes under loss" for 05 and 06, "Hashing stream IDs" for 07, 08
-# and 09, "Per-packet work in quiche's send" for 10, "Several STREAM frames
-# in a packet" for 11, "Per-packet work in quiche's send" for 12).
+# and 09, "Per-packet work in quiche's send" for 10 and 12, "Several STREAM
+# frames in a packet" for 11).
 # Does nothing when the tree there already carries exactly these patches.
 set -euo pipefail
 cd "$(dirname "$0")/.."

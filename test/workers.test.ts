@@ -29,13 +29,18 @@ function servedBy(results: ClientResult[]): number[] {
 
 const sum = (s: Stats, k: keyof Stats['workers'][number]) => s.workers.reduce((n, w) => n + (w[k] as number), 0);
 
-async function withWorkers(settings: Partial<WorkersAppSettings>, body: (port: number, server: Awaited<ReturnType<typeof startOnWorkers>>['server']) => Promise<void>) {
+async function withWorkers<T>(settings: Partial<WorkersAppSettings>, body: (port: number, server: Awaited<ReturnType<typeof startOnWorkers>>['server']) => Promise<T>): Promise<T> {
   const { server, port } = await startOnWorkers({ workers: 2, app: 'who', ...settings });
   try {
-    await body(port, server);
+    return await body(port, server);
   } finally {
     await server.close();
   }
+}
+
+/** How many of the connections `by` (each one's worker index) each of the two workers served. */
+function perWorker(by: number[]): number[] {
+  return [0, 1].map((w) => by.filter((x) => x === w).length);
 }
 
 /**
@@ -178,25 +183,23 @@ describe('Workers: one server on two workers (issue 15)', function () {
       const by = servedBy(await inFlight);
       await closed;
       assert.equal(server.workerStats(), undefined, 'the group is gone');
-      return [0, 1].map((w) => by.filter((x) => x === w).length);
+      return perWorker(by);
     });
   });
 
   it('a session ticket from one worker resumes on the other (one ticket key for the group)', async () => {
     // Resumptions on both workers (what onBothWorkers waits for), every one resumed.
-    await onBothWorkers(async () => {
-      let counts: number[] = [];
-      await withWorkers({}, async (port) => {
+    await onBothWorkers(() =>
+      withWorkers({}, async (port) => {
         const ticket = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h3w-')), 'ticket');
         const [first] = await runClients(port, { requests: [{ path: '/' }], session_ticket_out: ticket }, 1);
         assert.equal(first.session_ticket, true);
         const resumed = await runClients(port, { requests: [{ path: '/' }], session_ticket_in: ticket }, 12);
         const by = servedBy(resumed);
         for (const r of resumed) assert.equal(r.session_resumed, true);
-        counts = [0, 1].map((w) => by.filter((x) => x === w).length);
-      });
-      return counts;
-    });
+        return perWorker(by);
+      }),
+    );
   });
 
   it('createSecureServer runs on workers too (its TCP side in the primary only)', async () => {
@@ -209,7 +212,7 @@ describe('Workers: one server on two workers (issue 15)', function () {
           return Number(/compat worker (\d)/.exec(r.responses[0].body_text)![1]);
         });
         // Both workers answered (what onBothWorkers waits for).
-        return [0, 1].map((w) => by.filter((x) => x === w).length);
+        return perWorker(by);
       } finally {
         await new Promise<void>((resolve) => (server as unknown as { close(cb: () => void): void }).close(resolve));
       }
