@@ -14,7 +14,7 @@ command -v go >/dev/null || { echo "bench/setup.sh: Go is required for the load 
 # dependencies, the Python venv).
 [[ -d node_modules/tsx ]] || bash scripts/setup.sh
 
-(cd bench/loadclient && go build -o loadclient .)
+bash bench/loadclient/build.sh
 (cd bench/wtpeer && go build -o wtpeer .)
 [[ -x .venv/bin/python ]] || bash scripts/setup-python.sh
 [[ -f dist/server.js && -n "$(ls dist/native/*.node 2>/dev/null)" ]] || npm run build
