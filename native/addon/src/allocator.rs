@@ -69,11 +69,14 @@ unsafe impl GlobalAlloc for Mimalloc {
 const MI_OPTION_PURGE_DELAY: mi::mi_option_t = 15;
 /// mimalloc 3's default for it, in milliseconds: how the index is checked.
 const MIMALLOC3_DEFAULT_PURGE_DELAY: std::os::raw::c_long = 1000;
-/// mimalloc 2's default. With mimalloc 3's second, pages the handshakes
-/// freed were still resident when W5 read RSS a second after opening 1,000
-/// idle connections: 50-60 KiB per connection against glibc's 39; with
-/// 10 ms, 39-40.
-const PURGE_DELAY_MS: std::os::raw::c_long = 10;
+/// With mimalloc 3's second, pages the handshakes freed were still
+/// resident when W5 read RSS a second after opening 1,000 idle connections:
+/// 50-60 KiB per connection against glibc's 39; with mimalloc 2's 10 ms,
+/// 39-40, and with 100 ms the same (40.6-40.9 KiB against 40.9-44.2). The
+/// 100 ms keep the pages of quiche's per-frame copies in a 250 MB/s upload
+/// from being purged and faulted in again between uses: W8's upload 4 %
+/// cheaper in server CPU (docs/design.md, "The addon's allocator").
+const PURGE_DELAY_MS: std::os::raw::c_long = 100;
 
 /// Sets the options the defaults do not suit; once per process, before the
 /// first server starts. The option is set only if its slot holds mimalloc
