@@ -5,9 +5,10 @@
 # (http3/request_writer.go, bodyCopyBufferSize; quic-go has no option for
 # it). With 8 KiB frames quic-go sends every frame as a GSO run of six
 # packets followed by a 48-byte packet carrying the next frame's header
-# alone, so W8's upload was one datagram in seven of that size, the client
-# (not the server) set the pace at 98 % of its core, and both servers paid
-# for the extra datagrams. 64 KiB is curl's default upload buffer
+# alone: in W8's upload one datagram in seven was of that size, the client
+# spent about 6 s of CPU per GiB (3.7 s with 64 KiB frames) and ran at
+# 90-98 % of its core against h3-node, and both servers paid for the extra
+# datagrams. 64 KiB is curl's default upload buffer
 # (CURLOPT_UPLOAD_BUFFERSIZE). Only request bodies over 8 KiB change: W8's
 # upload; W3's 4,096-byte bodies are one frame either way. bench/README.md,
 # "W8's upload client", has the measurements.
