@@ -11,7 +11,7 @@ import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
 import { FIRST_DATAGRAM_BYTES, slowStartCeiling } from './slow-start-ceiling';
 import { W9Row, w9Checks, w9Table } from './w9';
-import { COMPAT, FLOOR, H2_COMPAT, NATIVE, SERVE, Row, TS, TS_DATE, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8FileRead, w8Gro, W8_H2, W8_NATIVE, W8_STREAM, W8Row } from './workloads';
+import { COMPAT, COMPAT_SAME_BYTES, FLOOR, H2_COMPAT, NATIVE, SERVE, Row, TS, TS_DATE, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8FileRead, w8Gro, W8_H2, W8_NATIVE, W8_STREAM, W8Row } from './workloads';
 import { W11Row, w11Checks, w11Table } from './w11';
 
 export const median = (xs: number[]) => {
@@ -291,8 +291,13 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
     // client acknowledges each round at once (docs/design.md, "W1's two
     // fields and the packet they overflow").
     extraView(check('W1', 'CPU/req createSecureServer vs createServer sending date too', med.pairedCpu('W1', COMPAT, TS_DATE).ratio, 'max', 1.0)),
+    // And the other way round: createSecureServer with `date` and
+    // `content-length` left out (res.sendDate = false), so both send the
+    // same bytes in the same packets: the API's own cost.
+    extraView(check('W1', 'CPU/req createSecureServer without date and content-length vs createServer (same bytes)', med.pairedCpu('W1', COMPAT_SAME_BYTES, TS).ratio, 'max', 1.0)),
     check('W3', 'CPU/req createSecureServer vs createServer', med.pairedCpu('W3', COMPAT, TS).ratio, 'max', 1.0),
     extraView(check('W3', 'CPU/req createSecureServer vs createServer sending date too', med.pairedCpu('W3', COMPAT, TS_DATE).ratio, 'max', 1.0)),
+    extraView(check('W3', 'CPU/req createSecureServer without date and content-length vs createServer (same bytes)', med.pairedCpu('W3', COMPAT_SAME_BYTES, TS).ratio, 'max', 1.0)),
     check('W1', 'CPU/req createSecureServer vs node:http2 compat', med.cpu('W1', COMPAT) / med.cpu('W1', H2_COMPAT), 'max', 0.7),
     check('W8', 'upload MB/s vs Caddy proxy', w8Ratio('upload', W8_CADDY), 'min', 2.0),
     check('W8', 'download MB/s vs Caddy file_server', w8Ratio('download', W8_CADDY), 'min', 2.0),
@@ -533,11 +538,11 @@ export function report(r: RunResults): void {
         `(receive ${udp.recv.toFixed(3)} + send ${udp.send.toFixed(3)}; native counters udpRecvCalls, udpSendCalls over the measured requests)`,
     );
   }
-  for (const [w, base] of [['W1', TS], ['W3', TS], ['W1', TS_DATE], ['W3', TS_DATE]]) {
-    const c = med.pairedCpu(w, COMPAT, base);
+  for (const [w, v, base] of [['W1', COMPAT, TS], ['W3', COMPAT, TS], ['W1', COMPAT, TS_DATE], ['W3', COMPAT, TS_DATE], ['W1', COMPAT_SAME_BYTES, TS], ['W3', COMPAT_SAME_BYTES, TS]]) {
+    const c = med.pairedCpu(w, v, base);
     if (!c.perRound.length) continue;
     table(
-      `- ${w} ${COMPAT} / ${base}, server CPU per request: ${c.ratio.toFixed(3)}x (median of the rounds' ratios ` +
+      `- ${w} ${v} / ${base}, server CPU per request: ${c.ratio.toFixed(3)}x (median of the rounds' ratios ` +
         `${c.perRound.map((v) => v.toFixed(3)).join(', ')}; the ratio of the two medians: ${c.ofMedians.toFixed(3)}x)`,
     );
   }

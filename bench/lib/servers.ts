@@ -170,6 +170,11 @@ export function startH3NodeCompat(build: H3NodeBuild, file?: string) {
   return startWithFile('h3-node (createSecureServer)', 'h3-node-compat', 'bench/servers/h3-node-compat.mjs', file, build.root);
 }
 
+/** The same listener with every answer's `date` and `content-length` left out: createServer's bytes (W1/W3's same-bytes row). */
+export function startH3NodeCompatSameBytes(build: H3NodeBuild) {
+  return startWithFile('h3-node (createSecureServer, no date or content-length)', 'h3-node-compat-same-bytes', 'bench/servers/h3-node-compat.mjs', undefined, build.root, { H3_BENCH_SAME_BYTES: '1' });
+}
+
 /** bench/servers/h3-node-fetch.mjs: W1/W3's routes as a fetch handler through serve({ fetch }). */
 export function startH3NodeFetch(build: H3NodeBuild) {
   return startWithFile('h3-node (serve)', 'h3-node-fetch', 'bench/servers/h3-node-fetch.mjs', undefined, build.root);

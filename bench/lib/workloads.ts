@@ -23,6 +23,7 @@ import {
   startH3NodeCompatWithInitialWindow,
   startH3Node,
   startH3NodeCompat,
+  startH3NodeCompatSameBytes,
   startH3NodeFetch,
   startH3NodeStream,
   startH3NodeW8Native,
@@ -48,6 +49,13 @@ export const NATIVE = 'h3-node (native)';
 export const TS_DATE = 'h3-node (createServer + date)';
 /** The node:http2-compatible API (createSecureServer + compat-app.mjs). */
 export const COMPAT = 'h3-node (createSecureServer)';
+/**
+ * The same listener with `date` and `content-length` left out of every
+ * answer (bench/servers/h3-node-compat.mjs, H3_BENCH_SAME_BYTES): its packets
+ * are createServer's byte for byte, so the row beside createServer's
+ * measures the API alone. W1 and W3; an extra view, not the issue's check.
+ */
+export const COMPAT_SAME_BYTES = 'h3-node (createSecureServer, no date or content-length)';
 /** W1/W3's routes as a fetch handler through serve({ fetch }) (bench/servers/h3-node-fetch.mjs). */
 export const SERVE = 'h3-node (serve)';
 /** The real core with the least JavaScript per request (bench/servers/boundary-floor.mjs): no API, W6's floor. */
@@ -174,6 +182,11 @@ export class Workloads {
     return hasCreateSecureServer(this.h3);
   }
 
+  /** Whether the checkout's compat launcher takes H3_BENCH_SAME_BYTES (a baseline commit may predate it). */
+  get hasSameBytes(): boolean {
+    return fs.readFileSync(path.join(this.h3.root, 'bench/servers/h3-node-compat.mjs'), 'utf8').includes('H3_BENCH_SAME_BYTES');
+  }
+
   /** Whether the checkout has serve()'s launcher (added with the W6 rows for serve). */
   get hasServe(): boolean {
     return hasLauncher(this.h3, 'h3-node-fetch.mjs');
@@ -192,6 +205,7 @@ export class Workloads {
   private async apiRows(workload: 'W1' | 'W3', profile: 'a' | 'c', measure: typeof measureW1, round: number) {
     const servers: Array<[string, boolean, () => Promise<Server & { port: number }>]> = [
       [COMPAT, this.hasCompat, () => startH3NodeCompat(this.h3)],
+      [COMPAT_SAME_BYTES, this.hasCompat && this.hasSameBytes, () => startH3NodeCompatSameBytes(this.h3)],
       [SERVE, this.hasServe, () => startH3NodeFetch(this.h3)],
       [FLOOR, this.hasFloor, () => startBoundaryFloor(this.h3, profile)],
     ];

@@ -24,7 +24,16 @@ const transport = {
   ...(process.env.H3_BENCH_PACING === '0' ? { pacing: false } : {}),
   ...(process.env.H3_BENCH_INITIAL_WINDOW ? { initialWindow: Number(process.env.H3_BENCH_INITIAL_WINDOW) } : {}),
 };
-const server = createSecureServer({ cert: fs.readFileSync(cert), key: fs.readFileSync(key), ...transport }, createApp(file));
+const app = createApp(file);
+const listener =
+  process.env.H3_BENCH_SAME_BYTES === '1'
+    ? (req, res) => {
+        res.sendDate = false;
+        res.removeHeader('content-length');
+        app(req, res);
+      }
+    : app;
+const server = createSecureServer({ cert: fs.readFileSync(cert), key: fs.readFileSync(key), ...transport }, listener);
 server.on('error', (e) => {
   process.stderr.write(`h3-node-compat: ${e.message}\n`);
   process.exit(1);
