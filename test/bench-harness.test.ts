@@ -60,8 +60,8 @@ const body = (n: number) => Buffer.alloc(n, 'x').toString('base64');
 const CERTS = ['demo-cert.pem', 'demo-key.pem'].map((f) => path.join(ROOT, 'certs', f));
 
 /** A bench/servers launcher's answers (it prints `{"listening": port}` when ready). */
-async function launcherAnswers(script: string, args: string[], requests: PlannedRequest[]) {
-  const child = startProcess(process.execPath, [path.join(ROOT, 'bench', 'servers', script), ...args], { label: script });
+async function launcherAnswers(script: string, args: string[], requests: PlannedRequest[], env?: NodeJS.ProcessEnv) {
+  const child = startProcess(process.execPath, [path.join(ROOT, 'bench', 'servers', script), ...args], { label: script, env });
   try {
     const { listening } = await child.waitForJson<{ listening: number }>((v) => typeof v.listening === 'number');
     const result = await runClient(listening, { timeout: 5, requests, sequential: true });
@@ -208,6 +208,23 @@ describe('benchmark harness pieces', function () {
       fetchServer.map((r) => r.status),
       [200, 302, 401, 200, 200, 200, 404, 200, 200, 200],
     );
+  });
+
+  it("createSecureServer's launcher with H3_BENCH_SAME_BYTES answers W1's and W3's requests with createServer's fields exactly; without it, date and content-length are added", async () => {
+    const a: PlannedRequest[] = [{ path: '/login' }];
+    const c: PlannedRequest[] = [{ method: 'POST', path: '/count', body_b64: body(4096) }];
+    const profiles = [...(await answers(profileA, undefined, a)), ...(await answers(profileC, undefined, c))];
+    const same = await launcherAnswers('h3-node-compat.mjs', ['0', ...CERTS], [...a, ...c], { H3_BENCH_SAME_BYTES: '1' });
+    assert.deepEqual(same, profiles);
+    const usual = await launcherAnswers('h3-node-compat.mjs', ['0', ...CERTS], [...a, ...c]);
+    assert.deepEqual(
+      usual.map((r) => r.headers.filter((h) => !/^(date|content-length):/.test(h))),
+      profiles.map((r) => r.headers),
+    );
+    for (const r of usual) {
+      assert.match(r.headers.join('\n'), /^date: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/m);
+      assert.match(r.headers.join('\n'), new RegExp(`^content-length: ${Buffer.byteLength(r.body)}$`, 'm'));
+    }
   });
 
   it("summarises W2 per round: CPU per fresh connection from schedstat, each h3-node row over Caddy's of the same round, the spread", () => {
