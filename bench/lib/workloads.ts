@@ -125,6 +125,34 @@ export async function measureW3(P: Params, s: Server, port: number, options: H3L
   return h3Load(s, `https://127.0.0.1:${port}/count`, [...post4096, ...warm(P.w3Requests)], options);
 }
 
+/** A server a standalone tool starts fresh for each of its rows: the row's name and how to start it for Profile A (W1) or C (W3). */
+export type ToolServer = [variant: string, start: (profile: 'a' | 'c') => Promise<(Server & { port: number }) | H3NodeServer>];
+
+/**
+ * The standalone tools' loop (bench/tools/w6.ts, w1w3-api.ts): `P.rounds`
+ * rounds of the given workloads through every server in turn, each started
+ * fresh and stopped after its row, in the full run's order, server CPU from
+ * schedstat; createServer's launchers also give UDP syscalls per request.
+ */
+export async function measureRounds(P: Params, workloads: ReadonlyArray<'W1' | 'W3'>, servers: ToolServer[]): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (let round = 1; round <= P.rounds; round++) {
+    for (const workload of workloads) {
+      const [profile, measure] = workload === 'W1' ? (['a', measureW1] as const) : (['c', measureW3] as const);
+      for (const [variant, start] of servers) {
+        const s = await start(profile);
+        const udp = 'launcher' in s ? { counters: () => counters(s) } : {};
+        const m = await measure(P, s, s.port, { exactCpu: true, ...udp });
+        rows.push({ workload, variant, round, ...m });
+        const calls = m.udp_recv_calls_per_req !== undefined ? `  UDP syscalls ${udpSyscallsPerReq(m).toFixed(3)}/req` : '';
+        log(`round ${round} ${workload} ${variant.padEnd(56)} ${m.rps.toFixed(0).padStart(6)} req/s  ${(m.cpu_us_per_req_exact ?? NaN).toFixed(2)} us/req${calls}`);
+        await stopServer(s);
+      }
+    }
+  }
+  return rows;
+}
+
 /**
  * W2's measured run on a started server: P.w2Warmup unmeasured fresh
  * connections (the connection open/close paths' JIT and pools), then P.w2Fresh fresh
@@ -182,11 +210,6 @@ export class Workloads {
     return hasCreateSecureServer(this.h3);
   }
 
-  /** Whether the checkout's compat launcher takes H3_BENCH_SAME_BYTES (a baseline commit may predate it). */
-  get hasSameBytes(): boolean {
-    return fs.readFileSync(path.join(this.h3.root, 'bench/servers/h3-node-compat.mjs'), 'utf8').includes('H3_BENCH_SAME_BYTES');
-  }
-
   /** Whether the checkout has serve()'s launcher (added with the W6 rows for serve). */
   get hasServe(): boolean {
     return hasLauncher(this.h3, 'h3-node-fetch.mjs');
@@ -205,7 +228,7 @@ export class Workloads {
   private async apiRows(workload: 'W1' | 'W3', profile: 'a' | 'c', measure: typeof measureW1, round: number) {
     const servers: Array<[string, boolean, () => Promise<Server & { port: number }>]> = [
       [COMPAT, this.hasCompat, () => startH3NodeCompat(this.h3)],
-      [COMPAT_SAME_BYTES, this.hasCompat && this.hasSameBytes, () => startH3NodeCompatSameBytes(this.h3)],
+      [COMPAT_SAME_BYTES, this.hasCompat, () => startH3NodeCompatSameBytes(this.h3)],
       [SERVE, this.hasServe, () => startH3NodeFetch(this.h3)],
       [FLOOR, this.hasFloor, () => startBoundaryFloor(this.h3, profile)],
     ];

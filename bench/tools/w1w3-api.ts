@@ -14,8 +14,8 @@ import { currentBuild } from '../lib/builds';
 import { parameters, WORK } from '../lib/config';
 import { log } from '../lib/log';
 import { Medians } from '../lib/report';
-import { counters, Server, startH3Node, startH3NodeCompat, startH3NodeCompatSameBytes, stopServer } from '../lib/servers';
-import { COMPAT, COMPAT_SAME_BYTES, measureW1, measureW3, Row, TS, TS_DATE, udpSyscallsPerReq } from '../lib/workloads';
+import { startH3Node, startH3NodeCompat, startH3NodeCompatSameBytes } from '../lib/servers';
+import { COMPAT, COMPAT_SAME_BYTES, measureRounds, TS, TS_DATE, ToolServer } from '../lib/workloads';
 
 async function main() {
   const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, only: { type: 'string' } } });
@@ -25,35 +25,17 @@ async function main() {
   fs.mkdirSync(WORK, { recursive: true });
   fs.writeFileSync(`${WORK}/body-4096.bin`, Buffer.alloc(4096, 'x'));
   const h3 = await currentBuild();
-  const rows: Row[] = [];
-  // createServer's rows count UDP syscalls from the native counters; the
-  // compat launcher has no stdin protocol, so its rows leave them out.
-  const servers: Array<[string, (profile: 'a' | 'c') => Promise<Server & { port: number; launcher?: unknown }>]> = [
+  const servers: ToolServer[] = [
     [TS, (profile) => startH3Node(h3, profile, false)],
     [COMPAT, () => startH3NodeCompat(h3)],
     [COMPAT_SAME_BYTES, () => startH3NodeCompatSameBytes(h3)],
     [TS_DATE, (profile) => startH3Node(h3, profile, false, 1, undefined, true)],
   ];
-  const workloads = ([
-    ['W1', 'a', measureW1],
-    ['W3', 'c', measureW3],
-  ] as const).filter(([w]) => values.only === undefined || values.only === w);
-  for (let round = 1; round <= P.rounds; round++) {
-    for (const [workload, profile, measure] of workloads) {
-      for (const [variant, start] of servers) {
-        const s = await start(profile);
-        const udp = s.launcher ? { counters: () => counters(s as Parameters<typeof counters>[0]) } : {};
-        const m = await measure(P, s, s.port, { exactCpu: true, ...udp });
-        rows.push({ workload, variant, round, ...m });
-        const calls = m.udp_recv_calls_per_req !== undefined ? `  UDP syscalls ${udpSyscallsPerReq(m).toFixed(3)}/req` : '';
-        log(`round ${round} ${workload} ${variant.padEnd(56)} ${m.rps.toFixed(0).padStart(6)} req/s  ${(m.cpu_us_per_req_exact ?? NaN).toFixed(2)} us/req${calls}`);
-        await stopServer(s);
-      }
-    }
-  }
+  const workloads = (['W1', 'W3'] as const).filter((w) => values.only === undefined || values.only === w);
+  const rows = await measureRounds(P, workloads, servers);
   const med = new Medians(rows);
   log('');
-  for (const [workload] of workloads) {
+  for (const workload of workloads) {
     for (const v of [TS, TS_DATE, COMPAT, COMPAT_SAME_BYTES]) log(`- ${workload} ${v}: ${med.cpu(workload, v).toFixed(2)} us/req (median)`);
     for (const [v, base] of [[COMPAT, TS], [COMPAT, TS_DATE], [COMPAT_SAME_BYTES, TS]]) {
       const c = med.pairedCpu(workload, v, base);

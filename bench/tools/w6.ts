@@ -13,8 +13,8 @@ import { currentBuild } from '../lib/builds';
 import { parameters, WORK } from '../lib/config';
 import { log } from '../lib/log';
 import { floorLines, Medians } from '../lib/report';
-import { Server, startBoundaryFloor, startH3Node, startH3NodeCompat, startH3NodeFetch, stopServer } from '../lib/servers';
-import { COMPAT, FLOOR, measureW1, measureW3, NATIVE, Row, SERVE, TS } from '../lib/workloads';
+import { startBoundaryFloor, startH3Node, startH3NodeCompat, startH3NodeFetch } from '../lib/servers';
+import { COMPAT, FLOOR, measureRounds, NATIVE, SERVE, TS, ToolServer } from '../lib/workloads';
 
 async function main() {
   const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } });
@@ -24,28 +24,14 @@ async function main() {
   fs.writeFileSync(`${WORK}/body-4096.bin`, Buffer.alloc(4096, 'x'));
   const h3 = await currentBuild();
   if (h3.native.kind === 'unavailable') throw new Error(`no native handler: ${h3.native.why}`);
-  const rows: Row[] = [];
-  const servers: Array<[string, (profile: 'a' | 'c') => Promise<Server & { port: number }>]> = [
+  const servers: ToolServer[] = [
     [TS, (profile) => startH3Node(h3, profile, false)],
     [NATIVE, (profile) => startH3Node(h3, profile, true)],
     [COMPAT, () => startH3NodeCompat(h3)],
     [SERVE, () => startH3NodeFetch(h3)],
     [FLOOR, (profile) => startBoundaryFloor(h3, profile)],
   ];
-  for (let round = 1; round <= P.rounds; round++) {
-    for (const [workload, profile, measure] of [
-      ['W1', 'a', measureW1],
-      ['W3', 'c', measureW3],
-    ] as const) {
-      for (const [variant, start] of servers) {
-        const s = await start(profile);
-        const m = await measure(P, s, s.port, { exactCpu: true });
-        rows.push({ workload, variant, round, ...m });
-        log(`round ${round} ${workload} ${variant.padEnd(30)} ${m.rps.toFixed(0).padStart(6)} req/s  ${(m.cpu_us_per_req_exact ?? NaN).toFixed(2)} us/req`);
-        await stopServer(s);
-      }
-    }
-  }
+  const rows = await measureRounds(P, ['W1', 'W3'], servers);
   const med = new Medians(rows);
   log('');
   for (const w of ['W1', 'W3']) {
