@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 bash scripts/setup-system.sh
 # quiche with our patches, where Cargo.toml's [patch.crates-io] expects it.
 bash scripts/patch-quiche.sh
-# `npm ci` trips over an npm 11 lockfile bug with nested optional platform
-# packages (@napi-rs/lzma-*), so install against the lockfile instead.
-npm install --no-audit --no-fund
+# Exactly what package-lock.json says, and nothing rewrites it. The lock
+# lists every platform's optional packages (@napi-rs/*, @emnapi/*), as
+# `npm install` writes it on this machine; a lock pruned to one platform is
+# what `npm install` rewrote on every fresh clone.
+npm ci --no-audit --no-fund
 bash scripts/setup-python.sh
 bash scripts/setup-go.sh

@@ -5,6 +5,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# What the run must leave as it found it: the temp directory's entries and
+# the work tree's status (checked at the end, each counted as one test).
+tmp_dir=${TMPDIR:-/tmp}
+tmp_before=$(ls -A "$tmp_dir" | sort)
+tree_before=$(git status --porcelain 2>/dev/null || true)
+
 counts=$(mktemp)
 export TEST_COUNTS_FILE=$counts
 
@@ -38,6 +44,24 @@ fi
 npm run --silent fuzz:ci
 fuzz_status=$?
 
+rm -f "$cargo_out"
+# Nothing left behind: no new entry in the temp directory (a key copy, a
+# test's scratch folder), and no tracked file changed (generated docs are
+# written only with H3_UPDATE_DOCS=1).
+leftovers_failed=0
+# tsx's compile cache (tsx-<uid>) is the test runner's own, kept on purpose.
+tmp_added=$(comm -13 <(echo "$tmp_before") <(ls -A "$tmp_dir" | grep -vxF -e "$(basename "$counts")" -e "tsx-$(id -u)" | sort))
+if [[ -n $tmp_added ]]; then
+  echo "the test run left these in $tmp_dir:"; echo "$tmp_added" | sed 's/^/  /'
+  leftovers_failed=$((leftovers_failed + 1))
+fi
+tree_after=$(git status --porcelain 2>/dev/null || true)
+if [[ "$tree_after" != "$tree_before" ]]; then
+  echo "the test run changed the work tree:"; diff <(echo "$tree_before") <(echo "$tree_after") | sed 's/^/  /'
+  leftovers_failed=$((leftovers_failed + 1))
+fi
+echo "{\"suite\":\"leftovers\",\"passed\":$((2 - leftovers_failed)),\"failed\":$leftovers_failed}" >> "$counts"
+
 node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
   const passed = lines.reduce((s, l) => s + l.passed, 0);
@@ -46,6 +70,6 @@ node -e '
   process.exit(failed > 0 ? 1 : 0);
 ' "$counts"
 status=$?
-rm -f "$counts" "$cargo_out"
+rm -f "$counts"
 if [[ $cargo_status -ne 0 || $mocha_status -ne 0 || $fuzz_status -ne 0 ]]; then exit 1; fi
 exit $status

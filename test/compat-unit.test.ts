@@ -2,6 +2,7 @@
 // RequestStream: no native core, no sockets. End-to-end tests over UDP come
 // with the native StreamServer.
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -704,7 +705,7 @@ async function listening(server: Http3SecureServer): Promise<FakeCore> {
 }
 
 describe('compat: createSecureServer', () => {
-  it('listen forms, async listening, address(), PEM text written to a private temp file removed on close', async () => {
+  it('listen forms, async listening, address(), PEM text handed to the core as bytes, never as a file', async () => {
     const { server } = fakeServer(() => {});
     let called = false;
     server.listen({ port: 0, host: '::1' }, () => (called = true));
@@ -715,17 +716,15 @@ describe('compat: createSecureServer', () => {
     const core = FakeCore.last!;
     assert.deepEqual(core.listened, { port: 0, host: '::1' });
     assert.deepEqual(server.address(), { address: '::1', family: 'IPv6', port: 44444 });
-    const keyFile = core.options.keyPath;
-    assert.notEqual(path.dirname(keyFile), path.join(__dirname, '..', 'certs'));
-    assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600);
-    assert.equal(fs.statSync(path.dirname(keyFile)).mode & 0o777, 0o700);
-    assert.equal(fs.readFileSync(core.options.certPath, 'utf8'), CERT_PEM);
+    assert.equal(core.options.certChain.toString(), CERT_PEM);
+    const der = crypto.createPrivateKey(KEY_PEM).export({ type: 'pkcs8', format: 'der' });
+    assert.ok(core.options.privateKey.equals(der), 'the key reaches the core as PKCS#8 DER');
+    assert.equal('keyPath' in core.options || 'certPath' in core.options, false, 'no file paths for the core');
     let closedCb = false;
     server.close(() => (closedCb = true));
     await once(server, 'close');
     assert.ok(closedCb);
     assert.deepEqual(core.closedWith, [true]);
-    assert.equal(fs.existsSync(keyFile), false);
     assert.equal(server.address(), null);
   });
 

@@ -6,7 +6,7 @@ import { addon } from '../native/binding';
 import type { NativeCounters } from '../native/binding';
 import type { H3Request } from './request';
 import type { H3Response } from './response';
-import { DEMO_IDENTITY_WARNING, Identity, loadIdentity } from './identity';
+import { DEMO_IDENTITY_WARNING, Identity, readIdentity } from './identity';
 import { Logger, stderrLogger } from './log';
 import { Exchanges } from './exchanges';
 import { StreamServer } from './stream-server';
@@ -163,13 +163,13 @@ export class Http3Server extends EventEmitter {
   constructor(options: ServerOptions = {}, handler?: RequestHandler) {
     super();
     this.#options = options;
-    this.identity = loadIdentity(options.cert, options.key);
+    const { identity, material } = readIdentity(options.cert, options.key);
+    this.identity = identity;
     const logger = options.logger ?? stderrLogger;
     this.#exchanges = new Exchanges(this, options, logger, () => this.#onClosed());
     this.#core = new StreamServer(
       {
-        certPath: this.identity.certPath,
-        keyPath: this.identity.keyPath,
+        ...material,
         streamedBodies: options.onBody !== undefined,
         bodyWindow: options.bodyWindow,
         bodyCredit: options.bodyCredit,

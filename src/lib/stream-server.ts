@@ -8,6 +8,7 @@ import { addon, NativeCounters, NativeGroupStats, NativeServer } from '../native
 import { claimWorkerPlace, WorkerPool, workerCount, workerEntryPath } from './workers';
 import { AbortReason, CommandWriter, ConnClosedInfo, decodeBatch, EventSink, LogLevel, RequestFlag } from '../native/protocol';
 import { Connection } from './connection';
+import type { KeyMaterial } from './identity';
 import type { DevHooks } from './dev-hooks';
 import type { Logger } from './log';
 import { NativeRequestStream, StreamOwner } from './native-stream';
@@ -17,11 +18,7 @@ import type { TransportOptions } from './transport-options';
 import { StreamTable } from './stream-table';
 import { SessionRequestHandler, WebTransportRegistry } from './webtransport/registry';
 
-export interface CoreOptions extends TransportOptions {
-  /** PEM certificate chain path. */
-  certPath: string;
-  /** PEM private key path. */
-  keyPath: string;
+export interface CoreOptions extends TransportOptions, KeyMaterial {
   /**
    * false: the core buffers each request body up to `bodyWindow` (else it
    * answers 413 itself) and hands it over whole. true: bodies stream,
@@ -159,8 +156,8 @@ export class StreamServer implements EventSink, StreamOwner {
           ...worker,
           host,
           port,
-          certPath: o.certPath,
-          keyPath: o.keyPath,
+          certChain: o.certChain,
+          privateKey: o.privateKey,
           streamedBodies: o.streamedBodies,
           bodyWindow: o.bodyWindow,
           bodyCredit: o.bodyCredit,

@@ -214,8 +214,13 @@ export interface NativeLimits {
 export interface NativeOptions {
   host: string
   port: number
-  certPath: string
-  keyPath: string
+  /** The certificate chain, PEM, leaf first (Node read any file). */
+  certChain: Buffer
+  /**
+   * The private key as PKCS#8 DER (Node decrypted it if it had a
+   * passphrase); parsed here into BoringSSL's key object, never written.
+   */
+  privateKey: Buffer
   streamedBodies: boolean
   bodyWindow?: number
   bodyCredit?: number

@@ -37,8 +37,11 @@ use h3core::{counters, h3, panic_report, server};
 pub struct NativeOptions {
     pub host: String,
     pub port: u32,
-    pub cert_path: String,
-    pub key_path: String,
+    /// The certificate chain, PEM, leaf first (Node read any file).
+    pub cert_chain: Buffer,
+    /// The private key as PKCS#8 DER (Node decrypted it if it had a
+    /// passphrase); parsed here into BoringSSL's key object, never written.
+    pub private_key: Buffer,
     pub streamed_bodies: bool,
     pub body_window: Option<u32>,
     pub body_credit: Option<u32>,
@@ -377,12 +380,13 @@ pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Bu
         }),
         _ => return Err(Error::from_reason("workerGroup and workerIndex go together")),
     };
+    let identity = h3core::tls::Identity::from_memory(&options.cert_chain, &options.private_key)
+        .map_err(|e| Error::from_reason(e.to_string()))?;
     let opts = Options {
         worker,
         host: options.host,
         port,
-        cert_path: options.cert_path,
-        key_path: options.key_path,
+        identity: Some(identity),
         streamed_bodies: options.streamed_bodies,
         body_window: options.body_window.map_or(d.body_window, |v| v as usize),
         body_credit: options.body_credit.map_or(d.body_credit, |v| v as usize),

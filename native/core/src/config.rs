@@ -32,8 +32,9 @@ pub fn send_limit(peer: std::net::SocketAddr) -> usize {
 pub struct Options {
     pub host: String,
     pub port: u16,
-    pub cert_path: String,
-    pub key_path: String,
+    /// The certificate chain and key, parsed in memory (tls.rs); None only
+    /// in a default that no server listens with.
+    pub identity: Option<crate::tls::Identity>,
     pub streamed_bodies: bool,
     /// Buffered mode: largest request body held for a handler; more is 413.
     pub body_window: usize,
@@ -104,8 +105,7 @@ impl Default for Options {
         Options {
             host: String::new(),
             port: 0,
-            cert_path: String::new(),
-            key_path: String::new(),
+            identity: None,
             streamed_bodies: false,
             body_window: 16 * 1024,
             body_credit: 32 * 1024,
@@ -162,23 +162,20 @@ impl Options {
     }
 
     pub fn quiche_config(&self) -> Result<quiche::Config, ListenError> {
-        // With a ticket secret (given, or a worker group's), tickets are
-        // sealed under keys that rotate (tickets.rs); else BoringSSL's own
-        // key, which it rotates, serves this process alone.
+        // The identity goes to BoringSSL from memory (tls.rs) through a
+        // context built here, never through quiche's file loaders. With a
+        // ticket secret (given, or a worker group's), tickets are sealed
+        // under keys that rotate (tickets.rs); else BoringSSL's own key,
+        // which it rotates, serves this process alone.
+        let identity = self.identity.as_ref().ok_or(ListenError::Certificate)?;
+        let mut tls = boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls())
+            .map_err(|_| ListenError::Quiche(quiche::Error::TlsFail))?;
+        identity.install(&mut tls)?;
         let group_key = self.worker.as_ref().map(|w| w.group.ticket_key);
-        let mut c = match self.ticket_key.or(group_key) {
-            None => quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(ListenError::Quiche)?,
-            Some(secret) => {
-                let mut tls = boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls())
-                    .map_err(|_| ListenError::Quiche(quiche::Error::TlsFail))?;
-                crate::tickets::install(&mut tls, secret, self.ticket_rotation_s);
-                quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, tls).map_err(ListenError::Quiche)?
-            }
-        };
-        c.load_cert_chain_from_pem_file(&self.cert_path)
-            .map_err(|_| ListenError::Certificate { path: self.cert_path.clone() })?;
-        c.load_priv_key_from_pem_file(&self.key_path)
-            .map_err(|_| ListenError::PrivateKey { path: self.key_path.clone() })?;
+        if let Some(secret) = self.ticket_key.or(group_key) {
+            crate::tickets::install(&mut tls, secret, self.ticket_rotation_s);
+        }
+        let mut c = quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, tls).map_err(ListenError::Quiche)?;
         c.set_application_protos(&[b"h3"]).map_err(ListenError::Alpn)?;
         c.set_max_idle_timeout(self.idle_timeout_ms);
         // Packet size (docs/design.md): quiche's path MTU discovery starts

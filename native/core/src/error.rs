@@ -10,8 +10,12 @@ use std::net::SocketAddr;
 pub enum ListenError {
     /// quiche refused its configuration.
     Quiche(quiche::Error),
-    Certificate { path: String },
-    PrivateKey { path: String },
+    /// The certificate chain is not PEM X.509 certificates.
+    Certificate,
+    /// The private key is neither PKCS#8 DER nor PEM.
+    PrivateKey,
+    /// The private key is not the leaf certificate's.
+    KeyMismatch,
     Alpn(quiche::Error),
     KeyLog { path: String, cause: io::Error },
     QlogDir { dir: String, cause: io::Error },
@@ -32,10 +36,9 @@ impl fmt::Display for ListenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ListenError::Quiche(e) => write!(f, "quiche config: {e}"),
-            ListenError::Certificate { path } => write!(f, "cannot load certificate chain from {path}"),
-            ListenError::PrivateKey { path } => {
-                write!(f, "cannot load private key from {path} (unreadable, or it does not match the certificate)")
-            }
+            ListenError::Certificate => write!(f, "the certificate chain is not PEM X.509 certificates"),
+            ListenError::PrivateKey => write!(f, "the private key is not a PKCS#8 or PEM private key"),
+            ListenError::KeyMismatch => write!(f, "the private key does not match the certificate"),
             ListenError::Alpn(e) => write!(f, "alpn: {e}"),
             ListenError::KeyLog { path, cause } => {
                 write!(f, "cannot open the TLS key log file {path} (SSLKEYLOGFILE): {cause}")

@@ -35,6 +35,7 @@ pub mod steering;
 #[cfg(any(test, feature = "test-pair"))]
 pub mod testing;
 pub mod tickets;
+pub mod tls;
 pub mod udp_bind;
 pub mod varint;
 pub mod workers;

@@ -177,12 +177,17 @@ impl Application for Recorder {
     fn end_turn(&mut self) {}
 }
 
+/// The demo certificate and key, read as the TypeScript side would hand them over.
+pub fn demo_identity() -> crate::tls::Identity {
+    let read = |name: &str| std::fs::read(format!("{CERTS}/{name}")).expect("demo identity in certs/");
+    crate::tls::Identity::from_memory(&read("demo-cert.pem"), &read("demo-key.pem")).expect("demo identity parses")
+}
+
 /// Server options for a pair: the demo certificate, small limits.
 pub fn options(streamed: bool, webtransport: bool) -> Options {
     Options {
         host: "127.0.0.1".into(),
-        cert_path: format!("{CERTS}/demo-cert.pem"),
-        key_path: format!("{CERTS}/demo-key.pem"),
+        identity: Some(demo_identity()),
         streamed_bodies: streamed,
         body_window: 1024,
         body_credit: 2048,

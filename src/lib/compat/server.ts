@@ -32,7 +32,7 @@ import { Http3ServerResponse, responseInternals } from './response';
 import { Http3ConnectionSocket, Http3StreamSocket } from './socket';
 import { pinCompatMembers, swapsHttp1Prototypes } from './express-shadow';
 import { normalizeListenArgs, ListenOptions } from './listen-args';
-import { TlsFiles, TlsInput } from './tls-files';
+import { TlsInput, TlsMaterial } from './tls-material';
 import type { WebTransportSessionRequest } from '../webtransport/session-request';
 import { offerSessionRequest } from '../webtransport/offer';
 import type { WebTransportRegistry } from '../webtransport/registry';
@@ -40,7 +40,7 @@ import { webtransportCoreOptions } from '../webtransport/limits';
 import type { WebTransportLimits } from '../webtransport/limits';
 
 export type { ListenOptions } from './listen-args';
-export type { PemInput } from './tls-files';
+export type { PemInput } from './tls-material';
 
 export type Http3RequestListener = (req: Http3ServerRequest, res: Http3ServerResponse) => void | Promise<void>;
 
@@ -123,7 +123,7 @@ export class Http3SecureServer extends EventEmitter {
   /** Per-request idle timeout in ms (setTimeout); 0 for none, as node:http2. */
   timeout = 0;
   readonly #options: SecureServerOptions;
-  readonly #tls: TlsFiles;
+  readonly #tls: TlsMaterial;
   readonly #logger: Logger;
   readonly #createCore: StreamServerFactory;
   readonly #context: ExchangeContext;
@@ -148,7 +148,7 @@ export class Http3SecureServer extends EventEmitter {
     super();
     this.#options = options;
     this.#webtransport = { ...webtransportCoreOptions(options.webtransport), webtransportApp: true };
-    this.#tls = new TlsFiles(options);
+    this.#tls = new TlsMaterial(options);
     this.#logger = options.logger ?? stderrLogger;
     this.#createCore = devHooksOf(options)?.streamServer ?? ((o, e) => new StreamServer(o, e, this.#logger));
     const server = this;
@@ -213,10 +213,8 @@ export class Http3SecureServer extends EventEmitter {
     const o = this.#options;
     let core: ReturnType<StreamServerFactory>;
     try {
-      const { certPath, keyPath } = this.#tls.paths();
       const coreOptions: CoreOptions = {
-        certPath,
-        keyPath,
+        ...this.#tls.core,
         streamedBodies: true,
         bodyCredit: o.bodyCredit ?? DEFAULT_BODY_CREDIT,
         idleTimeoutMs: o.idleTimeoutMs,
@@ -233,7 +231,6 @@ export class Http3SecureServer extends EventEmitter {
       core = this.#createCore(coreOptions, this.#events(++this.#generation));
       this.#address = core.listen(port, host ?? '::');
     } catch (e) {
-      this.#tls.dispose();
       if (callback) this.removeListener('listening', callback);
       process.nextTick(() => this.emit('error', listenError(e, port, host)));
       return;
@@ -407,7 +404,6 @@ export class Http3SecureServer extends EventEmitter {
     this.#address = null;
     this.#listening = false;
     this.#closing = false;
-    this.#tls.dispose();
     for (const socket of this.#connections.values()) socket.markClosed();
     this.#connections.clear();
     this.emit('close');
