@@ -11,6 +11,10 @@ tmp_dir=${TMPDIR:-/tmp}
 tmp_before=$(ls -A "$tmp_dir" | sort)
 tree_before=$(git status --porcelain 2>/dev/null || true)
 
+# Node's module compile cache (tsx turns it on) in the project, not in the
+# temp directory.
+export NODE_COMPILE_CACHE=${NODE_COMPILE_CACHE:-$PWD/.cache/node-compile-cache}
+
 counts=$(mktemp)
 export TEST_COUNTS_FILE=$counts
 

@@ -191,13 +191,18 @@ describe('Workers: one server on two workers (issue 15)', function () {
     // Resumptions on both workers (what onBothWorkers waits for), every one resumed.
     await onBothWorkers(() =>
       withWorkers({}, async (port) => {
-        const ticket = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h3w-')), 'ticket');
-        const [first] = await runClients(port, { requests: [{ path: '/' }], session_ticket_out: ticket }, 1);
-        assert.equal(first.session_ticket, true);
-        const resumed = await runClients(port, { requests: [{ path: '/' }], session_ticket_in: ticket }, 12);
-        const by = servedBy(resumed);
-        for (const r of resumed) assert.equal(r.session_resumed, true);
-        return perWorker(by);
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3w-'));
+        try {
+          const ticket = path.join(dir, 'ticket');
+          const [first] = await runClients(port, { requests: [{ path: '/' }], session_ticket_out: ticket }, 1);
+          assert.equal(first.session_ticket, true);
+          const resumed = await runClients(port, { requests: [{ path: '/' }], session_ticket_in: ticket }, 12);
+          const by = servedBy(resumed);
+          for (const r of resumed) assert.equal(r.session_resumed, true);
+          return perWorker(by);
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
       }),
     );
   });
@@ -278,11 +283,16 @@ describe('Workers: one server on two workers (issue 15)', function () {
   });
 
   it('a worker entry that fails before it listens fails listen() with the reason, and nothing is left listening', async () => {
-    const entry = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h3w-')), 'broken.js');
-    fs.writeFileSync(entry, "throw new Error('this entry cannot start');\n");
-    const server = createServer({ workers: 2, workerEntry: entry, logger: silentLogger });
-    await assert.rejects(server.listen(0, '127.0.0.1'), /worker 1 exited \(code 1\) before it listened/);
-    assert.equal(server.address(), null);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3w-'));
+    try {
+      const entry = path.join(dir, 'broken.js');
+      fs.writeFileSync(entry, "throw new Error('this entry cannot start');\n");
+      const server = createServer({ workers: 2, workerEntry: entry, logger: silentLogger });
+      await assert.rejects(server.listen(0, '127.0.0.1'), /worker 1 exited \(code 1\) before it listened/);
+      assert.equal(server.address(), null);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('bad worker options are refused with the range or the choices', async () => {

@@ -18,6 +18,9 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const { addon } = require('../../dist/native/binding.js');
 const { CommandWriter, decodeBatch } = require('../../dist/native/protocol.js');
+const { readIdentity } = require('../../dist/lib/identity.js');
+/** The core takes the chain and key as bytes (README, "Where key material lives"). */
+const keyMaterial = (cert, key) => readIdentity(cert, key).material;
 
 const [profile, portArg, certPath, keyPath] = process.argv.slice(2);
 if ((profile !== 'a' && profile !== 'c') || !keyPath) {
@@ -68,7 +71,7 @@ const sink = {
   onWtDatagram: ignore,
 };
 const server = addon().listen(
-  { host: '127.0.0.1', port: Number(portArg), certPath, keyPath, streamedBodies: profile === 'c' },
+  { host: '127.0.0.1', port: Number(portArg), ...keyMaterial(certPath, keyPath), streamedBodies: profile === 'c' },
   (batch) => {
     const seq = decodeBatch(batch, sink);
     server.submit(commands.take(), seq);

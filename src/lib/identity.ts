@@ -3,6 +3,7 @@
 // takes. Node reads and checks the files; the core gets the bytes (in
 // memory only: README, "Where key material lives").
 import crypto from 'node:crypto';
+import type { KeyObject, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { packageRoot } from '../native/binding';
@@ -21,7 +22,7 @@ export interface KeyMaterial {
 }
 
 /** The material for a checked certificate and key. */
-export function keyMaterial(certChainPem: Buffer, key: crypto.KeyObject): KeyMaterial {
+export function keyMaterial(certChainPem: Buffer, key: KeyObject): KeyMaterial {
   return { certChain: certChainPem, privateKey: key.export({ type: 'pkcs8', format: 'der' }) };
 }
 
@@ -77,7 +78,7 @@ export function readIdentity(certPath = DEMO_CERT, keyPath = DEMO_KEY): { identi
 }
 
 /** base64 SHA-256 of a certificate's SubjectPublicKeyInfo (Chromium's --ignore-certificate-errors-spki-list). */
-export function spkiSha256(cert: crypto.X509Certificate): string {
+export function spkiSha256(cert: X509Certificate): string {
   const spki = cert.publicKey.export({ type: 'spki', format: 'der' });
   return crypto.createHash('sha256').update(spki).digest('base64');
 }

@@ -14,6 +14,13 @@
 // Request once and answers from it. The members are taken from
 // Request.prototype and from a sample instance when the module loads, so a
 // Node version with more of them is covered without a list to keep.
+//
+// Node 24's and 26's undici keep a Request's state in private class fields
+// (#state), which only an object its constructor made has: `new
+// Request(x)` and fetch(x) treat anything else as a URL string ("Failed to
+// parse URL from [object Request]"). No stand-in can pass that check, so
+// where a probe at load shows it (STAND_IN_ACCEPTED false), lazyRequest
+// builds the real Request at once: correct everywhere, lazy where it can be.
 
 interface LazyState {
   method: string;
@@ -61,11 +68,31 @@ function makePrototype(): object {
   return proto;
 }
 
+/** Whether this runtime's undici takes the stand-in where it takes a Request (see the top of this file). */
+export const STAND_IN_ACCEPTED: boolean = probeStandIn();
+
+function probeStandIn(): boolean {
+  const url = 'http://h3-node.invalid/probe';
+  const headers = new Headers([['x-probe', '1']]);
+  const stand = standIn('PUT', url, headers, (h) => new Request(url, { method: 'PUT', headers: h }));
+  try {
+    const copy = new Request(stand);
+    return copy.method === 'PUT' && copy.url === url && copy.headers.get('x-probe') === '1';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A Request with `method`, `url` and `headers` at once and the rest from
- * `build(headers)`, called at most once, when something else is asked.
+ * `build(headers)`, called at most once, when something else is asked;
+ * where the runtime refuses stand-ins, the real Request, built now.
  */
 export function lazyRequest(method: string, url: string, headers: Headers, build: (headers: Headers) => Request): Request {
+  return STAND_IN_ACCEPTED ? standIn(method, url, headers, build) : build(headers);
+}
+
+function standIn(method: string, url: string, headers: Headers, build: (headers: Headers) => Request): Request {
   const r = Object.create(PROTOTYPE) as Lazy;
   Object.defineProperty(r, STATE, { value: { method, url, headers, build, real: undefined } satisfies LazyState });
   return r;
@@ -73,5 +100,6 @@ export function lazyRequest(method: string, url: string, headers: Headers, build
 
 /** Whether the real Request behind a lazy one was built (the handler asked for its body, signal or a method). */
 export function isBuilt(r: Request): boolean {
-  return (r as Partial<Lazy>)[STATE]?.real !== undefined;
+  const state = (r as Partial<Lazy>)[STATE];
+  return state === undefined || state.real !== undefined;
 }
