@@ -55,12 +55,31 @@ describe('installable package (npm pack -> npm install without Rust)', function 
     assert.equal(pkg.types, 'dist/index.d.ts');
     const addon = fs.readdirSync(path.join(pkgDir, 'dist', 'native')).filter((f) => f.endsWith('.node'));
     assert.deepEqual(addon, [`h3core.${process.platform}-${process.arch}-gnu.node`]);
-    for (const f of ['dist/index.d.ts', 'dist/server.d.ts', 'certs/demo-cert.pem', 'certs/demo-key.pem']) {
+    for (const f of ['dist/index.d.ts', 'dist/demo/index.d.ts', 'certs/demo-cert.pem', 'certs/demo-key.pem']) {
       assert.ok(fs.existsSync(path.join(pkgDir, f)), f);
     }
     assert.ok(fs.existsSync(path.join(project, 'node_modules', '.bin', 'h3-demo-server')));
     // Nothing from the source tree or the build rides along.
     for (const f of ['src', 'native', 'target', 'test', 'Cargo.toml']) assert.ok(!fs.existsSync(path.join(pkgDir, f)), f);
+  });
+
+  it('exports h3-node and h3-node/demo only: internal modules, dev hooks included, are not reachable by path', async () => {
+    const probe = `
+const ok = (id) => { try { require(id); return 'loads'; } catch (e) { return e.code; } };
+console.log(JSON.stringify({
+  main: ok('h3-node'), demo: ok('h3-node/demo'), pkg: ok('h3-node/package.json'),
+  devHooks: ok('h3-node/dist/lib/dev-hooks'), server: ok('h3-node/dist/server'), binding: ok('h3-node/dist/native/binding.js'), cert: ok('h3-node/certs/demo-key.pem'),
+}));`;
+    const out = await run(process.execPath, ['-e', probe], { cwd: project, env: ENV });
+    assert.deepEqual(JSON.parse(out.stdout), {
+      main: 'loads',
+      demo: 'loads',
+      pkg: 'loads',
+      devHooks: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
+      server: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
+      binding: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
+      cert: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
+    });
   });
 
   it('a script using createServer from the installed package answers an HTTP/3 request (aioquic)', async () => {
