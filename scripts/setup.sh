@@ -12,5 +12,6 @@ bash scripts/patch-quiche.sh
 # `npm install` writes it on this machine; a lock pruned to one platform is
 # what `npm install` rewrote on every fresh clone.
 npm ci --no-audit --no-fund
+bash scripts/setup-node-versions.sh
 bash scripts/setup-python.sh
 bash scripts/setup-go.sh

@@ -33,14 +33,51 @@ echo "{\"suite\":\"cargo\",\"passed\":$rust_passed,\"failed\":$rust_failed}" >> 
 # test/bench-harness.test.ts; cargo reuses everything but the two crates.
 npm run --silent build:native:bench || echo "build:native:bench failed; test/bench-harness.test.ts will say so"
 
-# Every suite unless files are named: `npm test -- test/cli.test.ts`. The glob
-# is here rather than in .mocharc.json, where mocha would add it to the files
-# named on the command line, so `npx mocha test/x.test.ts` runs just that file.
-if [[ $# -eq 0 ]]; then set -- 'test/**/*.test.ts'; fi
-npx mocha "$@"
-mocha_status=$?
-if ! grep -q '"suite":"mocha"' "$counts"; then
-  echo '{"suite":"mocha","passed":0,"failed":1}' >> "$counts"   # mocha died before reporting
+# Node versions (scripts/node-versions.sh, installed by
+# scripts/setup-node-versions.sh): every suite on the newest LTS, and a
+# representative subset (profiles, compat, frameworks, the fetch adapter,
+# WebTransport, workers, TLS material) on the older maintained lines.
+source scripts/node-versions.sh
+for major in $NODE_MAJORS; do
+  if [[ ! -x "$(node_bin "$major")/node" ]]; then
+    echo "test: no Node $major in .nodes/$major; run npm run setup (scripts/setup-node-versions.sh)" >&2
+    echo "{\"suite\":\"node-$major\",\"passed\":0,\"failed\":1}" >> "$counts"
+  fi
+done
+SUBSET_SUITES=(
+  test/profile-a.test.ts test/profile-b.test.ts test/profile-c.test.ts
+  test/compat-h3.test.ts test/compat-unit.test.ts
+  test/frameworks/frameworks-h3.test.ts test/frameworks/frameworks-tcp.test.ts
+  test/fetch-adapter.test.ts test/lazy-request.test.ts
+  test/webtransport-app.test.ts test/workers.test.ts test/key-material.test.ts
+)
+
+# mocha under Node <major>, its counts filed as suite <name>.
+run_mocha() {
+  local major=$1 name=$2; shift 2
+  [[ -x "$(node_bin "$major")/node" ]] || return 1   # counted as failed above
+  echo "== mocha on Node $("$(node_bin "$major")/node" --version): $name"
+  PATH="$(node_bin "$major"):$PATH" TEST_SUITE_NAME=$name npx mocha "$@"
+  local status=$?
+  if ! grep -q "\"suite\":\"$name\"" "$counts"; then
+    echo "{\"suite\":\"$name\",\"passed\":0,\"failed\":1}" >> "$counts"   # mocha died before reporting
+  fi
+  return $status
+}
+
+# Every suite unless files are named: `npm test -- test/cli.test.ts` (then
+# on the newest Node only). The glob is here rather than in .mocharc.json,
+# where mocha would add it to the files named on the command line, so
+# `npx mocha test/x.test.ts` runs just that file.
+mocha_status=0
+if [[ $# -eq 0 ]]; then
+  run_mocha "$FULL_NODE" "mocha-node$FULL_NODE" 'test/**/*.test.ts' || mocha_status=1
+  for major in $NODE_MAJORS; do
+    [[ $major == "$FULL_NODE" ]] && continue
+    run_mocha "$major" "mocha-node$major-subset" "${SUBSET_SUITES[@]}" || mocha_status=1
+  done
+else
+  run_mocha "$FULL_NODE" "mocha-node$FULL_NODE" "$@" || mocha_status=1
 fi
 
 # Fuzzing, short: each cargo-fuzz target for 20 s (`npm run fuzz` runs 10 min

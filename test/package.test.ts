@@ -12,6 +12,9 @@ import { promisify } from 'node:util';
 import { request } from './helpers/h3client';
 import { ROOT } from './helpers/paths';
 import { ManagedProcess, startProcess } from './helpers/process';
+import { PREBUILT_PLATFORMS } from '../src/native/binding';
+
+const PKG_VERSION = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')).version as string;
 
 const run = promisify(execFile);
 
@@ -29,6 +32,7 @@ describe('installable package (npm pack -> npm install without Rust)', function 
   let dir: string;
   let project: string;
   let tarball: string;
+  let platformTarball: string;
   const children: ManagedProcess[] = [];
 
   before(async () => {
@@ -36,11 +40,14 @@ describe('installable package (npm pack -> npm install without Rust)', function 
     project = path.join(dir, 'app');
     fs.mkdirSync(project);
     const { stdout } = await run('bash', [path.join(ROOT, 'scripts', 'pack.sh'), dir], { cwd: ROOT });
-    tarball = stdout.trim().split('\n').at(-1)!;
+    const tarballs = stdout.trim().split('\n');
+    tarball = tarballs.at(-1)!;
+    platformTarball = tarballs.find((t) => t.endsWith(`h3-node-linux-x64-gnu-${PKG_VERSION}.tgz`))!;
     assert.ok(fs.existsSync(tarball), tarball);
+    assert.ok(platformTarball && fs.existsSync(platformTarball), `no linux-x64-gnu package among ${tarballs.join(', ')}`);
     fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
     assert.notEqual(spawnSync('sh', ['-c', 'command -v cargo || command -v rustc'], { env: ENV }).status, 0, 'no Rust on PATH');
-    await run('npm', ['install', '--no-audit', '--no-fund', tarball], { cwd: project, env: ENV });
+    await run('npm', ['install', '--no-audit', '--no-fund', tarball, platformTarball], { cwd: project, env: ENV });
   });
   after(async () => {
     await Promise.all(children.map(stop));
@@ -50,11 +57,17 @@ describe('installable package (npm pack -> npm install without Rust)', function 
   it('carries the prebuilt addon, the declarations, the demo identity, a bin entry and the Node engine range', async () => {
     const pkgDir = path.join(project, 'node_modules', 'h3-node');
     const pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
-    assert.equal(pkg.engines.node, '>=20.17.0');
+    assert.equal(pkg.engines.node, '>=22.12.0');
     assert.equal(pkg.bin['h3-demo-server'], 'dist/cli.js');
     assert.equal(pkg.types, 'dist/index.d.ts');
     const addon = fs.readdirSync(path.join(pkgDir, 'dist', 'native')).filter((f) => f.endsWith('.node'));
-    assert.deepEqual(addon, [`h3core.${process.platform}-${process.arch}-gnu.node`]);
+    assert.deepEqual(addon, [], 'the main package carries no addon');
+    assert.deepEqual(Object.keys(pkg.optionalDependencies).sort(), PREBUILT_PLATFORMS.map((p) => `h3-node-${p}`).sort());
+    for (const v of Object.values(pkg.optionalDependencies)) assert.equal(v, pkg.version);
+    const platformDir = path.join(project, 'node_modules', 'h3-node-linux-x64-gnu');
+    const platformPkg = JSON.parse(fs.readFileSync(path.join(platformDir, 'package.json'), 'utf8'));
+    assert.deepEqual([platformPkg.os, platformPkg.cpu, platformPkg.libc], [['linux'], ['x64'], ['glibc']]);
+    assert.deepEqual(fs.readdirSync(platformDir).filter((f) => f.endsWith('.node')), ['h3core.linux-x64-gnu.node']);
     for (const f of ['dist/index.d.ts', 'dist/demo/index.d.ts', 'certs/demo-cert.pem', 'certs/demo-key.pem']) {
       assert.ok(fs.existsSync(path.join(pkgDir, f)), f);
     }
@@ -80,6 +93,18 @@ console.log(JSON.stringify({
       binding: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
       cert: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
     });
+  });
+
+  it('on a platform without an addon package, require fails at once with one line naming it, the prebuilt ones and the way to build', async () => {
+    const probe = (arch: string) =>
+      run(process.execPath, ['-e', `Object.defineProperty(process, 'arch', { value: '${arch}' }); require('h3-node')`], { cwd: project, env: ENV }).then(
+        () => assert.fail('require succeeded'),
+        (e: { stderr: string }) => e.stderr.split('\n').find((l) => l.startsWith('Error: '))!,
+      );
+    const riscv = await probe('riscv64');
+    assert.match(riscv, /^Error: h3-node: no prebuilt addon for linux-riscv64-gnu \(prebuilt: linux-x64-gnu, linux-arm64-gnu, linux-x64-musl, linux-arm64-musl, darwin-arm64, darwin-x64\); build it from source .*"Build from source"$/);
+    // arm64 is a prebuilt platform, but its package is not installed here (npm installs only the one that fits).
+    assert.match(await probe('arm64'), /^Error: h3-node: the addon for linux-arm64-gnu is not installed \(package h3-node-linux-arm64-gnu, an optional dependency/);
   });
 
   it('a script using createServer from the installed package answers an HTTP/3 request (aioquic)', async () => {

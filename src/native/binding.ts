@@ -1,5 +1,8 @@
-// Loads the napi-rs addon built by `npm run build:native` into dist/native/.
-// The path is resolved from the package root so the same loader works from
+// Loads the napi-rs addon: the one `npm run build:native` built into
+// dist/native/, or the platform package's (h3-node-<platform>, napi-rs's
+// layout: one package per platform, each an optional dependency of the main
+// one with os, cpu and libc fields, so npm installs only the one that fits).
+// Paths are resolved from the package root so the same loader works from
 // src/ (tests under tsx) and from dist/ (the published package).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,15 +40,44 @@ interface Addon {
 
 const packageRoot = path.resolve(__dirname, '..', '..');
 
-function findAddon(): string {
-  const dir = path.join(packageRoot, 'dist', 'native');
-  const prefix = `h3core.${process.platform}-${process.arch}`;
-  const found = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.node')) : [];
-  if (found.length === 0) {
-    throw new Error(`native addon ${prefix}*.node not found in ${dir}; run \`npm run build\` first`);
-  }
-  return path.join(dir, found.sort()[0]);
+/** Platforms with a prebuilt addon package (h3-node-<platform>; README, "Platforms"). */
+export const PREBUILT_PLATFORMS = ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'linux-arm64-musl', 'darwin-arm64', 'darwin-x64'] as const;
+
+/** This process's platform in napi-rs's naming: os-arch, plus the C library on Linux (gnu or musl). */
+export function platformName(): string {
+  const base = `${process.platform}-${process.arch}`;
+  if (process.platform !== 'linux') return base;
+  // glibc's version is in the process report; a musl Node has none.
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  return `${base}-${header?.glibcVersionRuntime ? 'gnu' : 'musl'}`;
 }
+
+/**
+ * Where the addon is: a build in this checkout (dist/native, `npm run
+ * build`), else the platform package npm installed beside this one (an
+ * optional dependency whose os, cpu and libc fields match). Throws one line
+ * naming the platform when neither exists.
+ */
+function findAddon(): string {
+  const platform = platformName();
+  const file = `h3core.${platform}.node`;
+  const local = path.join(packageRoot, 'dist', 'native', file);
+  if (fs.existsSync(local)) return local;
+  try {
+    return require.resolve(`h3-node-${platform}/${file}`, { paths: [packageRoot] });
+  } catch {
+    // Not installed: said below.
+  }
+  const known = (PREBUILT_PLATFORMS as readonly string[]).includes(platform);
+  throw new Error(
+    known
+      ? `h3-node: the addon for ${platform} is not installed (package h3-node-${platform}, an optional dependency: reinstall without --no-optional / --omit=optional), and no build in ${path.join(packageRoot, 'dist', 'native')}`
+      : `h3-node: no prebuilt addon for ${platform} (prebuilt: ${PREBUILT_PLATFORMS.join(', ')}); build it from source with Rust, cmake and clang: README, "Build from source"`,
+  );
+}
+
+/** Found when this module loads, so `require('h3-node')` on a platform without an addon fails at once. */
+const ADDON_FILE = findAddon();
 
 let loaded: Addon | undefined;
 
@@ -56,7 +88,7 @@ export function addon(addonPath?: string): Addon {
     if (!fs.existsSync(file)) throw new Error(`native addon ${file} not found`);
     return require(file) as Addon;
   }
-  loaded ??= require(findAddon()) as Addon;
+  loaded ??= require(ADDON_FILE) as Addon;
   return loaded;
 }
 

@@ -10,7 +10,7 @@ class CountReporter extends Mocha.reporters.Spec {
       const file = process.env.TEST_COUNTS_FILE;
       if (!file) return;
       const { passes = 0, failures = 0, pending = 0 } = runner.stats || {};
-      fs.appendFileSync(file, JSON.stringify({ suite: 'mocha', passed: passes, failed: failures, pending }) + '\n');
+      fs.appendFileSync(file, JSON.stringify({ suite: process.env.TEST_SUITE_NAME || 'mocha', passed: passes, failed: failures, pending }) + '\n');
     });
   }
 }
