@@ -107,6 +107,29 @@ console.log(JSON.stringify({
     assert.match(await probe('arm64'), /^Error: h3-node: the addon for linux-arm64-gnu is not installed \(package h3-node-linux-arm64-gnu, an optional dependency/);
   });
 
+  it("the README's Express and Fastify snippet, as written, serves from the installed package (aioquic)", async function () {
+    this.timeout(180000);
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const snippet = /```js\n(import fs from 'node:fs';\nimport express from 'express';[\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(snippet, "README's framework snippet");
+    await run('npm', ['install', '--no-audit', '--no-fund', 'express@5', 'fastify@5'], { cwd: project, env: ENV });
+    fs.copyFileSync(path.join(ROOT, 'certs', 'demo-cert.pem'), path.join(project, 'cert.pem'));
+    fs.copyFileSync(path.join(ROOT, 'certs', 'demo-key.pem'), path.join(project, 'key.pem'));
+    // Its ports moved to free ones (ports 4433 and 4434 may be taken on a test machine).
+    const [expressPort, fastifyPort] = [20000 + Math.floor(Math.random() * 20000), 0].map((p, i, all) => p || all[0] + 1);
+    const script = snippet.replace('.listen(4433)', `.listen(${expressPort})`).replace('port: 4434', `port: ${fastifyPort}`);
+    assert.notEqual(script, snippet);
+    fs.writeFileSync(path.join(project, 'readme-frameworks.mjs'), `${script}\nconsole.log('ready');\n`);
+    const child = startProcess(process.execPath, ['readme-frameworks.mjs'], { cwd: project, env: ENV });
+    children.push(child);
+    await child.waitFor(/ready/, { timeoutMs: 20000 });
+    for (const port of [expressPort, fastifyPort]) {
+      const res = await request(port, { path: '/hello' });
+      assert.equal(res.status, 200, `port ${port}: ${JSON.stringify(res)}`);
+      assert.equal(res.body_text, 'hello');
+    }
+  });
+
   it('a script using createServer from the installed package answers an HTTP/3 request (aioquic)', async () => {
     fs.writeFileSync(
       path.join(project, 'serve.js'),
