@@ -137,7 +137,7 @@ describe('framework apps on h3-node (createSecureServer, serve) over HTTP/3', fu
             const rise = stop();
             checkCase(req, variant.framework, res);
             checkNotBuffered(UPLOAD_BYTES, rise);
-            this.test!.title += ` (${res.totalMs} ms; Buffers +${(rise.arrayBuffersRise / MiB).toFixed(1)} MiB)`;
+            this.test!.title += ` (${res.totalMs} ms; Buffers +${(rise.arrayBuffersRise / MiB).toFixed(1)} MiB at peak, +${(rise.liveArrayBuffersRise / MiB).toFixed(1)} MiB reachable)`;
           });
         });
       }

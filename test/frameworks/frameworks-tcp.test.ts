@@ -25,6 +25,28 @@ const UPLOAD_BYTES = Number(process.env.H3_FW_UPLOAD_MIB ?? 100) * MiB;
 describe('framework apps on node:http2 createSecureServer, over TCP', function () {
   this.timeout(120000);
 
+  it('the memory check sees Buffers still held, and not those already let go', async () => {
+    const held: Buffer[] = [];
+    const stop = watchMemory();
+    for (let i = 0; i < 64; i++) {
+      held.push(Buffer.alloc(MiB, i));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await new Promise((r) => setTimeout(r, 600));
+    const rise = stop();
+    assert.ok(rise.liveArrayBuffersRise >= 60 * MiB, `held 64 MiB, saw ${(rise.liveArrayBuffersRise / MiB).toFixed(1)} MiB`);
+    assert.throws(() => checkNotBuffered(100 * MiB, rise), /reachable Buffers rose/);
+    held.length = 0;
+    const stop2 = watchMemory();
+    for (let i = 0; i < 64; i++) {
+      Buffer.alloc(MiB, i);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await new Promise((r) => setTimeout(r, 600));
+    const rise2 = stop2();
+    assert.ok(rise2.liveArrayBuffersRise < 16 * MiB, `let go of 64 MiB, saw ${(rise2.liveArrayBuffersRise / MiB).toFixed(1)} MiB reachable`);
+  });
+
   for (const variant of appVariants(http2.createSecureServer, nodeHttp2Serve)) {
     describe(variant.name, () => {
       let app: RunningApp;
@@ -59,7 +81,7 @@ describe('framework apps on node:http2 createSecureServer, over TCP', function (
           checkCase(req, variant.framework, res);
           // The client runs in this process too, generating the body chunk by chunk.
           checkNotBuffered(UPLOAD_BYTES, rise);
-          this.test!.title += ` (${res.totalMs} ms; Buffers +${(rise.arrayBuffersRise / MiB).toFixed(1)} MiB)`;
+          this.test!.title += ` (${res.totalMs} ms; Buffers +${(rise.arrayBuffersRise / MiB).toFixed(1)} MiB at peak, +${(rise.liveArrayBuffersRise / MiB).toFixed(1)} MiB reachable)`;
         });
       }
     });
