@@ -71,7 +71,11 @@ impl Pair {
     }
 
     fn send(&mut self, stream: u64, data: &[u8], fin: bool) {
-        println!("   client stream_send(stream {stream}, {:02x?}, fin={fin}) -> {:?}", data, self.client.stream_send(stream, data, fin));
+        println!(
+            "   client stream_send(stream {stream}, {:02x?}, fin={fin}) -> {:?}",
+            data,
+            self.client.stream_send(stream, data, fin)
+        );
         self.pump();
     }
 
@@ -168,8 +172,11 @@ fn setup(cert: &str, key: &str, label: &str) -> Pair {
     pair.client.stream_send(0, &connect, false).unwrap();
     pair.pump();
     pair.poll_all("control stream 2 + extended CONNECT on stream 0");
-    println!("   extended_connect_enabled_by_peer={} dgram_enabled_by_peer={}",
-        pair.h3.extended_connect_enabled_by_peer(), pair.h3.dgram_enabled_by_peer(&pair.server));
+    println!(
+        "   extended_connect_enabled_by_peer={} dgram_enabled_by_peer={}",
+        pair.h3.extended_connect_enabled_by_peer(),
+        pair.h3.dgram_enabled_by_peer(&pair.server)
+    );
     pair
 }
 

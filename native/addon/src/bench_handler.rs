@@ -94,11 +94,9 @@ impl BenchHandler {
                 let path = path.split(|b| *b == b'?').next().unwrap_or(b"");
                 match path {
                     b"/redirect" => Response { status: 302, fields: &[(b"location", b"/target")], body: b"" },
-                    b"/login" => Response {
-                        status: 200,
-                        fields: &[TEXT, (b"set-cookie", SESSION_COOKIE)],
-                        body: b"login succeeded\n",
-                    },
+                    b"/login" => {
+                        Response { status: 200, fields: &[TEXT, (b"set-cookie", SESSION_COOKIE)], body: b"login succeeded\n" }
+                    }
                     b"/secret" => {
                         let authorized =
                             head.field(b"authorization") == Some(BEARER) || head.field(b"cookie") == Some(SESSION_COOKIE);

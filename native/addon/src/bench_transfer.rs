@@ -85,7 +85,9 @@ impl Transfers {
                         self.streams.insert((conn, stream), Transfer::Download { file, size, queued: 0, sent: 0, ended: false });
                         self.fill(conn, stream);
                     }
-                    Err(e) => self.queued.push((conn, stream, Owned::Answer { status: 500, body: format!("{e}\n").into_bytes() })),
+                    Err(e) => {
+                        self.queued.push((conn, stream, Owned::Answer { status: 500, body: format!("{e}\n").into_bytes() }))
+                    }
                 }
                 true
             }
@@ -138,13 +140,13 @@ impl Transfers {
         self.queued.due
     }
 
-
     pub fn take_actions(&mut self, apply: &mut impl FnMut(ConnId, StreamId, Action<'_>)) {
         self.queued.due = None;
         for (conn, stream, owned) in self.queued.actions.drain(..) {
             match &owned {
                 Owned::Head { content_length } => {
-                    let fields: [(&[u8], &[u8]); 2] = [(b"content-type", b"application/octet-stream"), (b"content-length", content_length)];
+                    let fields: [(&[u8], &[u8]); 2] =
+                        [(b"content-type", b"application/octet-stream"), (b"content-length", content_length)];
                     apply(conn, stream, Action::Headers { status: 200, fields: &fields, fin: false });
                 }
                 Owned::Data { data, fin } => apply(conn, stream, Action::Data { data, fin: *fin }),

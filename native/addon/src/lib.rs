@@ -322,7 +322,11 @@ pub fn worker_group_stats(id: u32) -> Option<NativeGroupStats> {
 }
 
 #[napi(catch_unwind)]
-pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Buffer) => void")] on_events: EventCallback) -> Result<NativeServer> {
+pub fn listen(
+    env: Env,
+    options: NativeOptions,
+    #[napi(ts_arg_type = "(batch: Buffer) => void")] on_events: EventCallback,
+) -> Result<NativeServer> {
     allocator::tune();
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port out of range: {}", options.port)))?;
     let d = Options::default();
@@ -336,7 +340,8 @@ pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Bu
     let quic_lb = match (options.quic_lb_config_id, options.quic_lb_server_id) {
         (None, None) => None,
         (Some(config), Some(server_id)) => Some(
-            QuicLb::new(u8::try_from(config).unwrap_or(u8::MAX), server_id.to_vec()).map_err(|e| Error::from_reason(e.to_string()))?,
+            QuicLb::new(u8::try_from(config).unwrap_or(u8::MAX), server_id.to_vec())
+                .map_err(|e| Error::from_reason(e.to_string()))?,
         ),
         _ => return Err(Error::from_reason("quicLb needs both configId and serverId")),
     };
@@ -349,9 +354,9 @@ pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Bu
         }
     };
     let retry = match options.retry.as_deref() {
-        None | Some("auto") => RetryMode::Auto {
-            half_open: options.retry_threshold.map_or(h3core::retry::AUTO_THRESHOLD, |t| t as usize),
-        },
+        None | Some("auto") => {
+            RetryMode::Auto { half_open: options.retry_threshold.map_or(h3core::retry::AUTO_THRESHOLD, |t| t as usize) }
+        }
         Some("on") => RetryMode::On,
         Some("off") => RetryMode::Off,
         Some(other) => return Err(Error::from_reason(format!("retry must be off, on or auto, got {other:?}"))),
@@ -359,12 +364,16 @@ pub fn listen(env: Env, options: NativeOptions, #[napi(ts_arg_type = "(batch: Bu
     let retry_key = match options.retry_token_key {
         None => None,
         Some(b) => Some(
-            <[u8; 32]>::try_from(&b[..]).map_err(|_| Error::from_reason(format!("retryTokenKey must be 32 bytes, not {}", b.len())))?,
+            <[u8; 32]>::try_from(&b[..])
+                .map_err(|_| Error::from_reason(format!("retryTokenKey must be 32 bytes, not {}", b.len())))?,
         ),
     };
     let ticket_key = match options.ticket_key {
         None => None,
-        Some(b) => Some(<[u8; 48]>::try_from(&b[..]).map_err(|_| Error::from_reason(format!("ticketKey must be 48 bytes, not {}", b.len())))?),
+        Some(b) => Some(
+            <[u8; 48]>::try_from(&b[..])
+                .map_err(|_| Error::from_reason(format!("ticketKey must be 48 bytes, not {}", b.len())))?,
+        ),
     };
     let (early_data, early_data_any_method) = match options.early_data.as_deref() {
         None | Some("safe") => (true, false),
@@ -453,9 +462,7 @@ fn start_bench(mut opts: Options, inbox: Arc<Inbox>, link: JsLink, name: &str) -
 
 #[cfg(not(feature = "bench-handler"))]
 fn start_bench(_: Options, _: Arc<Inbox>, _: JsLink, _: &str) -> Result<NativeServer> {
-    Err(Error::from_reason(
-        "benchNativeHandler needs the addon built with the cargo feature bench-handler",
-    ))
+    Err(Error::from_reason("benchNativeHandler needs the addon built with the cargo feature bench-handler"))
 }
 
 /// Binds, then runs the I/O loop on its own thread, reporting to `app`.

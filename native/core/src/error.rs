@@ -17,17 +17,33 @@ pub enum ListenError {
     /// The private key is not the leaf certificate's.
     KeyMismatch,
     Alpn(quiche::Error),
-    KeyLog { path: String, cause: io::Error },
-    QlogDir { dir: String, cause: io::Error },
-    InvalidHost { host: String },
-    PortInUse { port: u16, host: String },
-    Bind { addr: SocketAddr, cause: io::Error },
+    KeyLog {
+        path: String,
+        cause: io::Error,
+    },
+    QlogDir {
+        dir: String,
+        cause: io::Error,
+    },
+    InvalidHost {
+        host: String,
+    },
+    PortInUse {
+        port: u16,
+        host: String,
+    },
+    Bind {
+        addr: SocketAddr,
+        cause: io::Error,
+    },
     /// Setting the socket up for the loop (non-blocking, poll registration).
     Socket(io::Error),
     /// quinn-udp could not take the socket over (GSO/GRO probing).
     UdpSetup(io::Error),
     /// No congestion controller by that name in quiche.
-    CongestionControl { name: String },
+    CongestionControl {
+        name: String,
+    },
     /// A worker could not join its group (workers.rs).
     Workers(String),
 }

@@ -49,11 +49,7 @@ pub fn reset_len(trigger: usize, random: u8) -> Option<usize> {
     if trigger <= MIN_RESET_LEN {
         return None;
     }
-    let len = if trigger <= SHORT_TRIGGER {
-        trigger - 1
-    } else {
-        (SHORT_TRIGGER + (random as usize % 32)).min(trigger - 1)
-    };
+    let len = if trigger <= SHORT_TRIGGER { trigger - 1 } else { (SHORT_TRIGGER + (random as usize % 32)).min(trigger - 1) };
     Some(len)
 }
 

@@ -254,8 +254,10 @@ impl Pair {
         let scid = [0xc1u8; quiche::MAX_CONN_ID_LEN];
         let sscid = [0x5eu8; quiche::MAX_CONN_ID_LEN];
         let client =
-            quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), client_addr, server_addr, client_config).ok()?;
-        let server = quiche::accept(&quiche::ConnectionId::from_ref(&sscid), None, server_addr, client_addr, server_config).ok()?;
+            quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), client_addr, server_addr, client_config)
+                .ok()?;
+        let server =
+            quiche::accept(&quiche::ConnectionId::from_ref(&sscid), None, server_addr, client_addr, server_config).ok()?;
         let local = LocalSettings {
             max_field_section_size: options.max_field_section_size as u64,
             webtransport: options.webtransport,

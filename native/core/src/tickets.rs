@@ -105,7 +105,9 @@ pub fn install(builder: &mut SslContextBuilder, secret: [u8; 48], period_s: u64)
             return TicketKeyCallbackResult::Success;
         }
         let Some((k, current)) = find(keys, name) else { return TicketKeyCallbackResult::Noop };
-        if cipher.init_decrypt(&Cipher::aes_128_cbc(), &k.aes, iv).is_err() || hmac.init(&k.hmac, &MessageDigest::sha256()).is_err() {
+        if cipher.init_decrypt(&Cipher::aes_128_cbc(), &k.aes, iv).is_err()
+            || hmac.init(&k.hmac, &MessageDigest::sha256()).is_err()
+        {
             return TicketKeyCallbackResult::Noop;
         }
         if current {

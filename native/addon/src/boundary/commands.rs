@@ -32,15 +32,27 @@ pub struct StreamCommand<'a> {
 }
 
 pub enum What<'a> {
-    Headers { status: u16, fin: bool, fields: Vec<(&'a [u8], &'a [u8])> },
-    Data { fin: bool, data: &'a [u8] },
+    Headers {
+        status: u16,
+        fin: bool,
+        fields: Vec<(&'a [u8], &'a [u8])>,
+    },
+    Data {
+        fin: bool,
+        data: &'a [u8],
+    },
     Consumed(u64),
     Reset(u64),
     StopSending(u64),
     /// Open this server stream for the session.
-    Open { session: u64 },
+    Open {
+        session: u64,
+    },
     Datagram(&'a [u8]),
-    CloseSession { code: u32, reason: &'a [u8] },
+    CloseSession {
+        code: u32,
+        reason: &'a [u8],
+    },
 }
 
 pub enum Command<'a> {

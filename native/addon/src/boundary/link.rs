@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use h3core::app::{AbortReason, Action, Application, CloseHow, ConnClosed, LogLevel, Mark, Reply, Request, Response, SessionStream};
+use h3core::app::{
+    AbortReason, Action, Application, CloseHow, ConnClosed, LogLevel, Mark, Reply, Request, Response, SessionStream,
+};
 use h3core::ids::{ConnId, StreamId};
 
 use super::codes::{abort_reason, close_how, log_level, request_flag, wt_stream};

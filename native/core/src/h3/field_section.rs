@@ -85,7 +85,8 @@ mod tests {
         let values: Vec<String> = (0..600).map(|i| format!("Mozilla/5.0 (X11; Linux x86_64) build {i}")).collect();
         for _ in 0..3 {
             for v in &values {
-                let lines: [(&[u8], &[u8]); 3] = [(b":method", b"GET"), (b"user-agent", v.as_bytes()), (b"x-Custom-Name", b"some value")];
+                let lines: [(&[u8], &[u8]); 3] =
+                    [(b":method", b"GET"), (b"user-agent", v.as_bytes()), (b"x-Custom-Name", b"some value")];
                 let block = encoded(&lines);
                 let need: u64 = lines.iter().map(|(n, v)| (n.len() + v.len() + 32) as u64).sum();
                 let got = decode(&mut qpack::Decoder::new(), &block, need).unwrap();

@@ -18,13 +18,21 @@ pub enum Context {
 #[derive(Debug, PartialEq, Eq)]
 pub enum FrameEvent<'a> {
     /// A frame that is only useful whole (HEADERS, SETTINGS, GOAWAY, ...).
-    Whole { ty: u64, payload: Vec<u8> },
+    Whole {
+        ty: u64,
+        payload: Vec<u8>,
+    },
     /// A DATA frame has begun; its payload follows as `Data` events.
-    DataStart { len: u64 },
+    DataStart {
+        len: u64,
+    },
     Data(&'a [u8]),
     /// A frame that must be buffered is larger than this reader allows. Its
     /// payload is discarded; the caller decides what the peer deserves.
-    Oversized { ty: u64, len: u64 },
+    Oversized {
+        ty: u64,
+        len: u64,
+    },
 }
 
 #[derive(Debug)]
@@ -93,11 +101,7 @@ impl FrameReader {
         }
     }
 
-    pub fn feed(
-        &mut self,
-        mut input: &[u8],
-        on_event: &mut dyn FnMut(FrameEvent<'_>) -> H3Result<()>,
-    ) -> H3Result<()> {
+    pub fn feed(&mut self, mut input: &[u8], on_event: &mut dyn FnMut(FrameEvent<'_>) -> H3Result<()>) -> H3Result<()> {
         while !input.is_empty() {
             match &mut self.state {
                 State::Type(p) => {
@@ -150,16 +154,15 @@ impl FrameReader {
         Ok(())
     }
 
-    fn start_payload(
-        &mut self,
-        ty: u64,
-        len: u64,
-        on_event: &mut dyn FnMut(FrameEvent<'_>) -> H3Result<()>,
-    ) -> H3Result<()> {
+    fn start_payload(&mut self, ty: u64, len: u64, on_event: &mut dyn FnMut(FrameEvent<'_>) -> H3Result<()>) -> H3Result<()> {
         self.state = match self.handling(ty)? {
             Handling::Stream => {
                 on_event(FrameEvent::DataStart { len })?;
-                if len == 0 { State::Type(Partial::default()) } else { State::Data { remaining: len } }
+                if len == 0 {
+                    State::Type(Partial::default())
+                } else {
+                    State::Data { remaining: len }
+                }
             }
             Handling::Buffer if len > self.max_buffered as u64 => {
                 on_event(FrameEvent::Oversized { ty, len })?;
@@ -217,10 +220,7 @@ mod tests {
         let pieces: Vec<&[u8]> = bytes.chunks(1).collect();
         let mut r = FrameReader::new(Context::Request, 100);
         let out = collect(&mut r, &pieces).unwrap();
-        assert_eq!(
-            out,
-            ["whole 1 [170, 187]", "data-start 3", "data [1]", "data [2]", "data [3]"]
-        );
+        assert_eq!(out, ["whole 1 [170, 187]", "data-start 3", "data [1]", "data [2]", "data [3]"]);
         assert!(r.at_boundary());
     }
 

@@ -208,8 +208,7 @@ mod tests {
         lines.iter().copied().collect()
     }
 
-    const GOOD: &[(&str, &str)] =
-        &[(":method", "GET"), (":scheme", "https"), (":authority", "x"), (":path", "/a")];
+    const GOOD: &[(&str, &str)] = &[(":method", "GET"), (":scheme", "https"), (":authority", "x"), (":path", "/a")];
 
     #[test]
     fn accepts_a_plain_get_with_split_cookies() {
@@ -246,8 +245,11 @@ mod tests {
     #[test]
     fn accepts_extended_connect() {
         let head = validate_request(h(&[
-            (":method", "CONNECT"), (":protocol", "webtransport"), (":scheme", "https"),
-            (":authority", "x"), (":path", "/wt"),
+            (":method", "CONNECT"),
+            (":protocol", "webtransport"),
+            (":scheme", "https"),
+            (":authority", "x"),
+            (":path", "/wt"),
         ]))
         .unwrap();
         assert!(head.is_extended_connect());

@@ -14,8 +14,8 @@ use crate::id_map::IdMap;
 
 use super::codes::{capsule, stream_type, WEBTRANSPORT_BIDI_SIGNAL, WT_BUFFERED_STREAM_REJECTED, WT_SESSION_GONE};
 use crate::app::{Application, SessionStream};
-use crate::ids::{ConnId, StreamId};
 use crate::counters::Counters;
+use crate::ids::{ConnId, StreamId};
 use crate::varint::{self, Partial};
 
 /// Build-time capacity: WebTransport sessions open at once, server-wide.
@@ -89,13 +89,7 @@ impl AppStream {
     pub fn new(session: u64, id: u64) -> Self {
         let server_opened = id & 0x1 == 1;
         let uni = id & 0x2 != 0;
-        AppStream {
-            session,
-            unconsumed: 0,
-            read_done: uni && server_opened,
-            write_done: uni && !server_opened,
-            queued: 0,
-        }
+        AppStream { session, unconsumed: 0, read_done: uni && server_opened, write_done: uni && !server_opened, queued: 0 }
     }
 }
 

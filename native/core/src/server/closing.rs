@@ -68,7 +68,8 @@ impl ClosingPackets {
                 }
             }
         }
-        self.entries.insert(key, Entry { datagram, cids: cids.to_vec(), until: end, received: 0, received_bytes: 0, sent_bytes: 0 });
+        self.entries
+            .insert(key, Entry { datagram, cids: cids.to_vec(), until: end, received: 0, received_bytes: 0, sent_bytes: 0 });
         self.order.push_back(key);
     }
 

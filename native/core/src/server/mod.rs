@@ -39,8 +39,8 @@ mod tests;
 
 use deadlines::{Deadlines, CLOSE_GRACE, DRAIN_DEADLINE};
 pub use doorbell::Doorbell;
-use socket::{Run, Socket, MAX_PACKET, RECV_SLOTS};
 use pacer::Pacer;
+use socket::{Run, Socket, MAX_PACKET, RECV_SLOTS};
 use table::{hex, Conn, ConnTable, PacedPacket};
 
 /// How early a packet quiche's pacer timed for later may still leave in
@@ -744,12 +744,16 @@ impl<A: Application> Server<A> {
             return;
         }
         let (app, table, dirty) = (&self.app, &mut self.table, &mut self.dirty);
-        self.deadlines.release_held(Instant::now(), |mark: Mark| app.settled(mark), |id| {
-            if let Some(c) = table.get_mut(id) {
-                c.held = false;
-            }
-            table.mark_dirty(id, dirty);
-        });
+        self.deadlines.release_held(
+            Instant::now(),
+            |mark: Mark| app.settled(mark),
+            |id| {
+                if let Some(c) = table.get_mut(id) {
+                    c.held = false;
+                }
+                table.mark_dirty(id, dirty);
+            },
+        );
     }
 
     fn check_shutdown(&mut self) {
@@ -830,8 +834,7 @@ impl<A: Application> Server<A> {
         match self.shared.shutdown.load(Ordering::Acquire) {
             SHUTDOWN_NONE => false,
             _ => {
-                self.table.is_empty()
-                    || self.deadlines.drain_started.is_some_and(|s| s.elapsed() >= DRAIN_DEADLINE + CLOSE_GRACE)
+                self.table.is_empty() || self.deadlines.drain_started.is_some_and(|s| s.elapsed() >= DRAIN_DEADLINE + CLOSE_GRACE)
             }
         }
     }
@@ -852,9 +855,7 @@ impl<A: Application> Server<A> {
     /// Still waiting for its handshake: in the table (the same connection,
     /// not a later one that reused the handle), not established, not closed.
     fn handshaking(&self, at: Instant, id: ConnId) -> bool {
-        self.table
-            .get(id)
-            .is_some_and(|c| c.accepted_at == at && !c.expired && !c.quic.is_established() && !c.quic.is_closed())
+        self.table.get(id).is_some_and(|c| c.accepted_at == at && !c.expired && !c.quic.is_established() && !c.quic.is_closed())
     }
 
     /// Drops connections whose handshake has not completed in time: a
@@ -975,7 +976,10 @@ impl<A: Application> Server<A> {
             // (1,472), which quic-go's 1,452-byte buffers cut short: its
             // migration failed in the interop runner's matrix. quiche never
             // builds a packet larger than the buffer it is given.
-            let packet_cap = conn.quic.peer_transport_params().map_or(MAX_PACKET, |p| (p.max_udp_payload_size as usize).clamp(1200, MAX_PACKET));
+            let packet_cap = conn
+                .quic
+                .peer_transport_params()
+                .map_or(MAX_PACKET, |p| (p.max_udp_payload_size as usize).clamp(1200, MAX_PACKET));
             let now = Instant::now();
             // Pacing: a packet held for later goes first once its time has
             // come (the loop below may add to its run); until then nothing
@@ -985,7 +989,13 @@ impl<A: Application> Server<A> {
             let mut pace_at = None;
             if own_pacing {
                 if let Some(path) = conn.quic.path_stats().find(|p| p.active) {
-                    conn.pacer.update(path.cwnd, path.rtt, path.startup_exit.is_none(), conn.quic.max_send_udp_payload_size(), now);
+                    conn.pacer.update(
+                        path.cwnd,
+                        path.rtt,
+                        path.startup_exit.is_none(),
+                        conn.quic.max_send_udp_payload_size(),
+                        now,
+                    );
                 }
             }
             if !pacing {

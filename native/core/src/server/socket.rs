@@ -161,7 +161,13 @@ impl Socket {
     }
 
     /// Answers an Initial of an unsupported version.
-    pub fn negotiate_version(&mut self, scid: &quiche::ConnectionId, dcid: &quiche::ConnectionId, to: SocketAddr, counters: &Counters) {
+    pub fn negotiate_version(
+        &mut self,
+        scid: &quiche::ConnectionId,
+        dcid: &quiche::ConnectionId,
+        to: SocketAddr,
+        counters: &Counters,
+    ) {
         if let Ok(n) = quiche::negotiate_version(scid, dcid, &mut self.send_buf) {
             Counters::add(&counters.udp_send_calls, 1);
             let _ = self.socket.send_to(&self.send_buf[..n], to);
@@ -240,7 +246,8 @@ fn send_run(
             match segment {
                 Some(size) => {
                     for one in buf.chunks(size) {
-                        let t = quinn_udp::Transmit { destination: to, ecn: None, contents: one, segment_size: None, src_ip: None };
+                        let t =
+                            quinn_udp::Transmit { destination: to, ecn: None, contents: one, segment_size: None, src_ip: None };
                         Counters::add(&counters.udp_send_calls, 1);
                         match udp.try_send(socket.into(), &t) {
                             Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => Counters::add(&counters.udp_too_large, 1),

@@ -221,7 +221,8 @@ fn offer_more(server: &mut Server<Recorder>, id: ConnId, payload: &[u8], offered
 
 #[test]
 fn pmtud_starts_at_1350_bytes_and_grows_to_the_send_limit() {
-    let (mut server, counters, mut client, peer, during_handshake) = connected_until(options(false, false), |c| c.is_established());
+    let (mut server, counters, mut client, peer, during_handshake) =
+        connected_until(options(false, false), |c| c.is_established());
     // The handshake's datagrams fill up to 1,350 bytes and no more (our
     // quiche patch 02; quiche as published: 1,200).
     assert_eq!(during_handshake.iter().max(), Some(&1350), "handshake datagrams {during_handshake:?}");
@@ -431,13 +432,14 @@ fn a_client_that_moves_keeps_its_connection_by_nat_rebinding_and_by_active_migra
     let mut offered = 0;
     let mut read = 0;
     let mut buf = vec![0u8; 65536];
-    let mut pump = |server: &mut Server<Recorder>, client: &mut quiche::Connection, out: &UdpSocket, at: SocketAddr, read: &mut usize| {
-        offer_more(server, id, &payload, &mut offered);
-        step_via(client, out, at, server);
-        while let Ok((n, _)) = client.stream_recv(43, &mut buf) {
-            *read += n;
-        }
-    };
+    let mut pump =
+        |server: &mut Server<Recorder>, client: &mut quiche::Connection, out: &UdpSocket, at: SocketAddr, read: &mut usize| {
+            offer_more(server, id, &payload, &mut offered);
+            step_via(client, out, at, server);
+            while let Ok((n, _)) = client.stream_recv(43, &mut buf) {
+                *read += n;
+            }
+        };
     for _ in 0..5 {
         pump(&mut server, &mut client, &first, believed, &mut read);
     }
@@ -477,10 +479,15 @@ fn a_client_that_moves_keeps_its_connection_by_nat_rebinding_and_by_active_migra
     assert_eq!(Counters::get(&counters.path_migrations), 2, "the server followed the client's own move");
     assert_eq!(server.table.get(id).unwrap().peer, moved_addr);
     // The application heard of both moves, in order, with the new addresses.
-    let moves: Vec<SocketAddr> = server.app.reports.iter().filter_map(|r| match r {
-        Report::PeerMoved { peer } => Some(*peer),
-        _ => None,
-    }).collect();
+    let moves: Vec<SocketAddr> = server
+        .app
+        .reports
+        .iter()
+        .filter_map(|r| match r {
+            Report::PeerMoved { peer } => Some(*peer),
+            _ => None,
+        })
+        .collect();
     assert_eq!(moves, [rebound.local_addr().unwrap(), moved_addr]);
     assert_eq!(read, payload.len(), "every byte arrived across both moves");
     assert!(!client.is_closed());
@@ -495,8 +502,7 @@ fn data_in_flight_to_the_address_a_client_left_is_sent_again_on_its_new_path() {
     // patch (native/patches/quiche-0.30.0-01-loss-across-paths.patch) that
     // data was never declared lost and the stream waited for the idle
     // timeout.
-    let (mut server, counters, mut client, first, _) =
-        connected_until(options(false, false), |c| c.is_established());
+    let (mut server, counters, mut client, first, _) = connected_until(options(false, false), |c| c.is_established());
     let id = server.table.ids()[0];
     let believed = first.local_addr().unwrap();
     let payload = vec![0x44u8; 400_000];
@@ -709,7 +715,11 @@ fn a_path_the_client_moves_to_gets_no_datagram_over_its_max_udp_payload_size() {
     for i in 0..400 {
         offer_more(&mut server, id, &payload, &mut offered);
         // A NAT rebinding after a few steps of the download.
-        let sizes = if i < 5 { step_via(&mut client, &first, believed, &mut server) } else { step_via(&mut client, &moved, believed, &mut server) };
+        let sizes = if i < 5 {
+            step_via(&mut client, &first, believed, &mut server)
+        } else {
+            step_via(&mut client, &moved, believed, &mut server)
+        };
         if i >= 5 {
             largest_after_move = largest_after_move.max(sizes.iter().copied().max().unwrap_or(0));
             client.send_ack_eliciting().unwrap();
@@ -811,7 +821,9 @@ fn impatient_client(local: SocketAddr, id: u8) -> (quiche::Connection, UdpSocket
     let mut cfg = crate::testing::client_config();
     cfg.set_initial_rtt(Duration::from_millis(5));
     let scid = [id; 16];
-    let client = quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), peer.local_addr().unwrap(), local, &mut cfg).unwrap();
+    let client =
+        quiche::connect(Some("localhost"), &quiche::ConnectionId::from_ref(&scid), peer.local_addr().unwrap(), local, &mut cfg)
+            .unwrap();
     (client, peer)
 }
 

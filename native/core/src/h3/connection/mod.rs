@@ -17,8 +17,8 @@ use super::frame::{self, Context, FrameEvent, FrameReader};
 use super::settings::{self, LocalSettings, PeerSettings};
 use super::webtransport::{self as wt, CapsuleEvent, Session, Sessions, WtStream};
 use crate::app::{AbortReason, Action, Application, Reply, Request, Response, SessionStream};
-use crate::id_map::IdMap;
 use crate::counters::Counters;
+use crate::id_map::IdMap;
 use crate::ids::{ConnId, StreamId};
 use crate::varint::{self, Partial};
 
@@ -99,7 +99,10 @@ enum StreamState {
     /// Unknown stream type, or a stream we refused: read and discard.
     Discard,
     /// WebTransport stream whose session ID is still arriving.
-    WtSessionId { bidi: bool, id: Partial },
+    WtSessionId {
+        bidi: bool,
+        id: Partial,
+    },
     /// Client bidirectional stream whose first varint is still arriving:
     /// a frame type, or the WebTransport signal 0x41.
     BidiFirst(Partial),
@@ -229,10 +232,7 @@ impl H3Connection {
     #[inline]
     pub fn requests_in_flight(&mut self, quic: &mut quiche::Connection) -> usize {
         self.prune_delivered(quic);
-        self.streams
-            .values()
-            .filter(|s| matches!(s, StreamState::Request(r) if !r.responded))
-            .count()
+        self.streams.values().filter(|s| matches!(s, StreamState::Request(r) if !r.responded)).count()
             + self.undelivered.len()
             + if self.options.webtransport_app { self.sessions.len() } else { 0 }
     }
@@ -293,7 +293,13 @@ impl H3Connection {
     /// Reads everything readable, within the body credit the application
     /// has settled. `body` is the loop's reusable buffer for a streamed
     /// body's bytes of one read (empty on entry and on return).
-    pub fn process<A: Application>(&mut self, quic: &mut quiche::Connection, app: &mut A, scratch: &mut [u8], body: &mut Vec<u8>) -> Outcome {
+    pub fn process<A: Application>(
+        &mut self,
+        quic: &mut quiche::Connection,
+        app: &mut A,
+        scratch: &mut [u8],
+        body: &mut Vec<u8>,
+    ) -> Outcome {
         self.awaits_application = false;
         self.open_control(quic);
         if self.closing {
@@ -638,7 +644,8 @@ impl H3Connection {
                 req.delivered = true;
                 let head = req.message.head.take().unwrap_or_default();
                 req.session_path = head.path().unwrap_or_default().to_vec();
-                let request = Request { head: &head, early_data: req.early_data, complete: false, ended: false, body: None, session: true };
+                let request =
+                    Request { head: &head, early_data: req.early_data, complete: false, ended: false, body: None, session: true };
                 let _ = app.on_request(self.conn, StreamId(id), request);
                 self.awaits_application = true;
             }
@@ -679,7 +686,13 @@ impl H3Connection {
                     return Ok(());
                 }
                 let complete = req.read_done && (buffered || req.message.trailers.is_none());
-                let body_bytes: &[u8] = if buffered { &req.message.body } else if complete { body } else { &[] };
+                let body_bytes: &[u8] = if buffered {
+                    &req.message.body
+                } else if complete {
+                    body
+                } else {
+                    &[]
+                };
                 let request = Request {
                     head: &head,
                     early_data: req.early_data,
@@ -729,7 +742,6 @@ impl H3Connection {
         matches!(self.streams.get(&id), Some(StreamState::Request(r)) if r.delivered)
     }
 }
-
 
 /// Safe methods (RFC 9110 section 9.2.1): replaying them changes nothing.
 fn is_safe_method(method: &[u8]) -> bool {

@@ -81,7 +81,12 @@ pub(super) enum Notice {
     SessionOpen(u64, Vec<u8>),
     /// The application closed a session: its capsule, the last bytes of
     /// the CONNECT stream, goes out with the FIN.
-    CloseSession { id: u64, code: u32, reason: Vec<u8>, capsule: Vec<u8> },
+    CloseSession {
+        id: u64,
+        code: u32,
+        reason: Vec<u8>,
+        capsule: Vec<u8>,
+    },
 }
 
 impl H3Connection {
@@ -250,10 +255,18 @@ impl H3Connection {
     /// client accepts (SETTINGS_MAX_FIELD_SECTION_SIZE, RFC 9114 section
     /// 4.2.2): the stream is then reset with H3_INTERNAL_ERROR and the
     /// application told why, rather than sending what the client refuses.
-    pub(super) fn encode_section(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], extra: usize) -> Option<Vec<u8>> {
+    pub(super) fn encode_section(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        status: u16,
+        fields: &[(&[u8], &[u8])],
+        extra: usize,
+    ) -> Option<Vec<u8>> {
         let limit = self.peer_settings.as_ref().and_then(|p| p.max_field_section_size);
         if let Some(limit) = limit {
-            let size = fields.iter().map(|(n, v)| n.len() + v.len() + 32).sum::<usize>() + if status == 0 { 0 } else { 7 + 3 + 32 };
+            let size =
+                fields.iter().map(|(n, v)| n.len() + v.len() + 32).sum::<usize>() + if status == 0 { 0 } else { 7 + 3 + 32 };
             if size as u64 > limit {
                 self.notices.push(Notice::Log(format!(
                     "a header section of {size} bytes for stream {id} exceeds the client's SETTINGS_MAX_FIELD_SECTION_SIZE of {limit}; stream reset with H3_INTERNAL_ERROR"
@@ -266,7 +279,8 @@ impl H3Connection {
                 return None;
             }
         }
-        let encoded = if status == 0 { self.encode_fields(None, fields, extra) } else { self.encode_headers(status, fields, extra) };
+        let encoded =
+            if status == 0 { self.encode_fields(None, fields, extra) } else { self.encode_headers(status, fields, extra) };
         if encoded.is_none() {
             let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_INTERNAL_ERROR);
         }
@@ -337,7 +351,14 @@ impl H3Connection {
     /// The core's own answers (413, 429, 431, 501): no size check, the
     /// fields are the core's.
     #[inline]
-    pub(super) fn respond_bytes(&mut self, quic: &mut quiche::Connection, id: u64, status: u16, fields: &[(&[u8], &[u8])], body: &[u8]) {
+    pub(super) fn respond_bytes(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        status: u16,
+        fields: &[(&[u8], &[u8])],
+        body: &[u8],
+    ) {
         let Some(mut data) = self.encode_headers(status, fields, data_frame_size(body)) else {
             let _ = quic.stream_shutdown(id, quiche::Shutdown::Write, H3_INTERNAL_ERROR);
             return;
@@ -518,7 +539,9 @@ impl H3Connection {
             match notice {
                 Notice::Retire(id) => self.retire_app_stream(id, app),
                 Notice::SessionOpen(id, path) => app.on_session_open(self.conn, StreamId(id), &path),
-                Notice::CloseSession { id, code, reason, capsule } => self.close_session_with(quic, id, code, &reason, capsule, app),
+                Notice::CloseSession { id, code, reason, capsule } => {
+                    self.close_session_with(quic, id, code, &reason, capsule, app)
+                }
                 Notice::Sent(id, total) => app.on_sent(self.conn, StreamId(id), total),
                 Notice::Aborted(id, reason, code) => app.on_stream_aborted(self.conn, StreamId(id), reason, code),
                 Notice::PeerFieldLimit(limit) => app.on_peer_field_limit(self.conn, limit),

@@ -48,7 +48,14 @@ impl H3Connection {
 
     /// The client ended a session, or its CONNECT stream, before or after
     /// the application accepted it.
-    pub(super) fn end_session<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, code: u32, reason: &[u8], app: &mut A) {
+    pub(super) fn end_session<A: Application>(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        code: u32,
+        reason: &[u8],
+        app: &mut A,
+    ) {
         if self.sessions.contains_key(&id) {
             self.close_session(quic, id, code, reason, app);
             return;
@@ -83,7 +90,14 @@ impl H3Connection {
 
     /// Ends a session: its streams are reset with WT_SESSION_GONE, the
     /// CONNECT stream is finished, and TypeScript hears of every closure.
-    pub fn close_session<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, code: u32, reason: &[u8], app: &mut A) {
+    pub fn close_session<A: Application>(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        code: u32,
+        reason: &[u8],
+        app: &mut A,
+    ) {
         self.close_session_with(quic, id, code, reason, Vec::new(), app);
     }
 
@@ -160,7 +174,14 @@ impl H3Connection {
     /// Routes a client stream to its session, or refuses it: for an unknown
     /// session, or when the server-wide stream capacity is full (then it
     /// still counts as offered).
-    pub(super) fn admit_wt_stream<A: Application>(&mut self, quic: &mut quiche::Connection, id: u64, session: u64, bidi: bool, app: &mut A) -> bool {
+    pub(super) fn admit_wt_stream<A: Application>(
+        &mut self,
+        quic: &mut quiche::Connection,
+        id: u64,
+        session: u64,
+        bidi: bool,
+        app: &mut A,
+    ) -> bool {
         let Some(s) = self.sessions.get_mut(&session) else {
             wt::refuse_stream(quic, id, bidi);
             return false;
@@ -277,7 +298,12 @@ impl H3Connection {
     /// dropped silently.
     /// Also called by the I/O loop between packets when quiche's receive
     /// queue fills up (server.rs, DGRAM_DRAIN_AT).
-    pub fn on_datagrams<A: Application>(&mut self, quic: &mut quiche::Connection, app: &mut A, scratch: &mut [u8]) -> H3Result<()> {
+    pub fn on_datagrams<A: Application>(
+        &mut self,
+        quic: &mut quiche::Connection,
+        app: &mut A,
+        scratch: &mut [u8],
+    ) -> H3Result<()> {
         let mut count = 0u32;
         let mut result = Ok(());
         while let Ok(n) = quic.dgram_recv(scratch) {
@@ -327,7 +353,12 @@ impl H3Connection {
                     return Some(false);
                 }
                 let capsule = wt::close_capsule(*code, reason);
-                self.notices.push(Notice::CloseSession { id, code: *code, reason: reason[..reason.len().min(1024)].to_vec(), capsule });
+                self.notices.push(Notice::CloseSession {
+                    id,
+                    code: *code,
+                    reason: reason[..reason.len().min(1024)].to_vec(),
+                    capsule,
+                });
                 Some(true)
             }
             (Some(StreamState::Request(r)), _) if r.session && !r.responded => Some(self.act_pending_session(quic, id, action)),

@@ -2,8 +2,8 @@
 //! through the in-memory pair (crate::testing): real packets, real bytes,
 //! and what the application is told.
 
-use crate::app::{AbortReason, Action};
 use crate::app::SessionStream;
+use crate::app::{AbortReason, Action};
 use crate::h3::codes::{H3_NO_ERROR, H3_REQUEST_REJECTED, WT_BUFFERED_STREAM_REJECTED};
 use crate::testing::{options, Pair, Report};
 
@@ -139,7 +139,13 @@ fn after_goaway_a_new_request_stream_is_rejected() {
 fn a_webtransport_bidi_stream_is_echoed() {
     let mut pair = Pair::with(&options(false, true));
     pair.client_preamble();
-    let connect = [(":method", "CONNECT"), (":protocol", "webtransport"), (":scheme", "https"), (":authority", "localhost"), (":path", "/wt")];
+    let connect = [
+        (":method", "CONNECT"),
+        (":protocol", "webtransport"),
+        (":scheme", "https"),
+        (":authority", "localhost"),
+        (":path", "/wt"),
+    ];
     pair.send_headers(0, &connect, false);
     pair.exchange();
     assert_eq!(pair.status(0), Some(200));
@@ -259,7 +265,8 @@ fn a_streamed_response_reports_progress_as_quic_takes_its_body_and_ends_with_tra
     for _ in 0..8 {
         pair.exchange();
     }
-    let sent: Vec<u64> = pair.app.reports.iter().filter_map(|r| if let Report::Sent { total, .. } = r { Some(*total) } else { None }).collect();
+    let sent: Vec<u64> =
+        pair.app.reports.iter().filter_map(|r| if let Report::Sent { total, .. } = r { Some(*total) } else { None }).collect();
     assert_eq!(sent.last(), Some(&(300 * 1024)), "QUIC took all of it: {sent:?}");
     assert!(sent.windows(2).all(|w| w[0] < w[1]), "totals only grow: {sent:?}");
     pair.h3.act(&mut pair.server, 0, Action::Headers { status: 0, fields: &[(b"x-checksum", b"Ab+/=")], fin: true });
@@ -337,7 +344,11 @@ fn a_header_section_over_the_clients_limit_resets_the_stream_and_says_why() {
     pair.h3.respond(&mut pair.server, 0, 200, &[(b"x-big", &big)], b"");
     pair.exchange();
     assert!(pair.app.reports.contains(&Report::Aborted { stream: 0, reason: AbortReason::FieldSectionTooLarge, code: 0x102 }));
-    assert!(pair.app.reports.iter().any(|r| matches!(r, Report::Log { message, .. } if message.contains("SETTINGS_MAX_FIELD_SECTION_SIZE of 200"))));
+    assert!(pair
+        .app
+        .reports
+        .iter()
+        .any(|r| matches!(r, Report::Log { message, .. } if message.contains("SETTINGS_MAX_FIELD_SECTION_SIZE of 200"))));
     assert_eq!(pair.received.get(&0).and_then(|r| r.reset), Some(0x102), "the client sees the reset");
     // A section within the limit is sent.
     get(&mut pair, 4);
@@ -358,7 +369,6 @@ fn a_reset_action_resets_the_stream_with_the_code() {
     assert_eq!(crate::counters::Counters::get(&pair.counters.request_streams_open), 0);
 }
 
-
 #[test]
 fn a_request_reset_before_it_was_read_is_answered_with_a_reset() {
     let mut pair = Pair::with(&options(true, false));
@@ -370,7 +380,11 @@ fn a_request_reset_before_it_was_read_is_answered_with_a_reset() {
     pair.client.stream_shutdown(0, quiche::Shutdown::Write, 0x10c).unwrap();
     pair.exchange();
     assert!(requests(&pair).is_empty());
-    assert_eq!(pair.received.get(&0).and_then(|r| r.reset), Some(crate::h3::codes::H3_REQUEST_INCOMPLETE), "the client is not left waiting");
+    assert_eq!(
+        pair.received.get(&0).and_then(|r| r.reset),
+        Some(crate::h3::codes::H3_REQUEST_INCOMPLETE),
+        "the client is not left waiting"
+    );
 }
 
 #[test]
@@ -406,7 +420,8 @@ fn a_streamed_body_arrives_whole_and_in_order_whether_quic_takes_it_at_once_or_l
     let body: Vec<u8> = frames.iter().filter(|f| f.0 == 0x0).flat_map(|f| f.1.iter().copied()).collect();
     assert!(body == expected, "the body arrived whole and in order ({} of {} bytes)", body.len(), expected.len());
     assert_eq!(frames.last().map(|f| (f.0, f.1.len())), Some((0x0, 0)), "the FIN rides on an empty DATA frame");
-    let sent: Vec<u64> = pair.app.reports.iter().filter_map(|r| if let Report::Sent { total, .. } = r { Some(*total) } else { None }).collect();
+    let sent: Vec<u64> =
+        pair.app.reports.iter().filter_map(|r| if let Report::Sent { total, .. } = r { Some(*total) } else { None }).collect();
     assert_eq!(sent.last(), Some(&(expected.len() as u64)), "{sent:?}");
     assert!(sent.windows(2).all(|w| w[0] <= w[1]), "totals never shrink: {sent:?}");
 }
@@ -418,7 +433,13 @@ fn app_session_pair() -> Pair {
     o.webtransport_app = true;
     let mut pair = Pair::with(&o);
     pair.client_preamble();
-    let connect = [(":method", "CONNECT"), (":protocol", "webtransport"), (":scheme", "https"), (":authority", "localhost"), (":path", "/chat")];
+    let connect = [
+        (":method", "CONNECT"),
+        (":protocol", "webtransport"),
+        (":scheme", "https"),
+        (":authority", "localhost"),
+        (":path", "/chat"),
+    ];
     pair.send_headers(0, &connect, false);
     pair.exchange();
     pair
