@@ -29,6 +29,24 @@ rust_failed=$(grep -Eo '[0-9]+ failed' "$cargo_out" | awk '{s+=$1} END {print s+
 if [[ $cargo_status -ne 0 && $rust_failed -eq 0 ]]; then rust_failed=1; fi  # build failure counts as a failure
 echo "{\"suite\":\"cargo\",\"passed\":$rust_passed,\"failed\":$rust_failed}" >> "$counts"
 
+# Static checks, each counted as one test: Rust formatting and clippy (on
+# the release build's target, so its dependencies are reused), the
+# TypeScript of src/, test/ and bench/ type-checked, and ESLint.
+check() {
+  local name=$1; shift
+  echo "== check: $name"
+  if "$@"; then
+    echo "{\"suite\":\"check-$name\",\"passed\":1,\"failed\":0}" >> "$counts"
+  else
+    echo "check $name failed: $*"
+    echo "{\"suite\":\"check-$name\",\"passed\":0,\"failed\":1}" >> "$counts"
+  fi
+}
+check cargo-fmt cargo fmt --all --check
+check clippy cargo clippy --workspace --all-targets --release --target "$host" --quiet -- -D warnings
+check typecheck npm run --silent typecheck
+check eslint npm run --silent lint
+
 # The benchmark's addon variant (cargo feature bench-handler) for
 # test/bench-harness.test.ts; cargo reuses everything but the two crates.
 npm run --silent build:native:bench || echo "build:native:bench failed; test/bench-harness.test.ts will say so"

@@ -44,7 +44,10 @@ describe('framework apps on node:http2 createSecureServer, over TCP', function (
     }
     await new Promise((r) => setTimeout(r, 600));
     const rise2 = stop2();
-    assert.ok(rise2.liveArrayBuffersRise < 16 * MiB, `let go of 64 MiB, saw ${(rise2.liveArrayBuffersRise / MiB).toFixed(1)} MiB reachable`);
+    // V8 frees ArrayBuffer memory on a background thread after a collection,
+    // so a sample can still count up to one interval's allocations (18 MiB
+    // seen on Node 24): far from the 64 MiB held above.
+    assert.ok(rise2.liveArrayBuffersRise < 32 * MiB, `let go of 64 MiB, saw ${(rise2.liveArrayBuffersRise / MiB).toFixed(1)} MiB reachable`);
   });
 
   for (const variant of appVariants(http2.createSecureServer, nodeHttp2Serve)) {
