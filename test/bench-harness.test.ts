@@ -198,7 +198,7 @@ describe('benchmark harness pieces', function () {
     const fetchServer = await launcherAnswers('h3-node-fetch.mjs', ['0', ...CERTS], [...a, ...c]);
     const profiles = [...(await answers(profileA, undefined, a)), ...(await answers(profileC, undefined, c))];
     // The fetch path adds date and content-length; the profile's own fields must be there as they are.
-    const shown = (r: { status: number; body: string; headers: string[] }) => ({
+    const shown = (r: { status: number | null; body: string; headers: string[] }) => ({
       status: r.status,
       body: r.body,
       headers: r.headers.filter((h) => /^(content-type|set-cookie|location):/.test(h)),

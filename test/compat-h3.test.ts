@@ -14,7 +14,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { createSecureServer, Http3SecureServer, Http3ServerRequest, Http3ServerResponse } from '../src/index';
+import { createSecureServer, Http3RequestListener, Http3SecureServer, Http3ServerResponse } from '../src/index';
 import { withDevHooks } from '../src/lib/dev-hooks';
 import { silentLogger } from '../src/lib/log';
 import { AddressInfo, StreamServer } from '../src/lib/stream-server';
@@ -26,7 +26,7 @@ import { runWt } from './helpers/wt-client';
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
-type Listener = (req: Http3ServerRequest, res: Http3ServerResponse) => void | Promise<void>;
+type Listener = Http3RequestListener;
 
 async function start(listener: Listener, options: Parameters<typeof createSecureServer>[0] = {}): Promise<{ server: Http3SecureServer; port: number }> {
   const server = createSecureServer({ tcp: false, warnDemoIdentity: false, logger: silentLogger, ...options }, listener);
@@ -66,7 +66,7 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
   });
 
   it('hands the request over in node:http2 shape: headers with Node duplicate rules, rawHeaders, 3.0, authority, socket', async () => {
-    let port = 0;
+    let port: number;
     ({ server, port } = await start((req, res) => {
       res.setHeader('content-type', 'application/json');
       res.end(
@@ -127,7 +127,7 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
       'X-XSS-Protection': '0',
       'X-Request-Id': 'AbC-123-XyZ',
     };
-    let port = 0;
+    let port: number;
     ({ server, port } = await start((req, res) => {
       for (const [n, v] of Object.entries(helmetLike)) res.setHeader(n, v);
       res.setHeader('Set-Cookie', ['sid=QUJDZGVm+/==; Path=/; HttpOnly', 'theme=Dark; Path=/']);
@@ -161,7 +161,7 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
   it('reads a request body only a bounded window ahead of a consumer that is not reading, then all of it', async () => {
     const total = 8 * 2 ** 20;
     let readDuringPause = -1;
-    let port = 0;
+    let port: number;
     ({ server, port } = await start(async (req, res) => {
       await sleep(1500);
       readDuringPause = server!.counters()!.bodyBytesRead;
@@ -231,7 +231,7 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
 
   it('a listener that throws answers 500 before headers, resets the stream after them; a write after end is an error event, no crash', async () => {
     const writeErrors: string[] = [];
-    let port = 0;
+    let port: number;
     ({ server, port } = await start(async (req, res) => {
       if (req.url === '/throw') throw new Error('boom before headers');
       if (req.url === '/throw-late') {
@@ -279,7 +279,7 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
       hash.update(block);
     }
     fs.closeSync(fd);
-    let port = 0;
+    let port: number;
     let current: { source: fs.ReadStream; res: Http3ServerResponse } | undefined;
     ({ server, port } = await start((req, res) => {
       res.setHeader('content-length', String(size));

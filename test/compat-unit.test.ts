@@ -15,6 +15,7 @@ import { Exchange, ExchangeContext } from '../src/lib/compat/exchange';
 import { TickQueue } from '../src/lib/compat/tick-queue';
 import type { Logger } from '../src/lib/log';
 import type { AddressInfo, CoreOptions, StreamServerEvents } from '../src/lib/stream-server';
+import { CloseHow } from '../src/native/protocol';
 import { FakeStream, fakeConnection, pairs, requestLines } from './helpers/fake-stream';
 
 class MemoryLogger implements Logger {
@@ -693,7 +694,7 @@ function fakeServer(listener?: (req: Http3ServerRequest, res: Http3ServerRespons
         return core;
       },
     }),
-    listener as never,
+    listener,
   );
   return { server, logger };
 }
@@ -758,7 +759,7 @@ describe('compat: createSecureServer', () => {
     assert.deepEqual(stream.commands(), ['respond']);
     assert.equal(sockets.length, 1);
     const closed = once(sockets[0] as NodeJS.EventEmitter, 'close');
-    core.events.onConnectionClose!(conn);
+    core.events.onConnectionClose!(conn, { conn: conn.id, how: CloseHow.Peer, isApp: false, errorCode: 0, reason: '', peer: '203.0.113.7:50123', cid: conn.cid });
     await closed;
     server.close();
     await once(server, 'close');

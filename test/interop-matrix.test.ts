@@ -3,7 +3,6 @@
 // cell either passes, fails the test, or names precisely why the client
 // cannot do that case. A full run writes docs/interop.md.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
 import { createServer, Http3Server } from '../src';
 import { BEARER_TOKEN, SESSION_COOKIE } from '../src/demo/profiles/profile-a';

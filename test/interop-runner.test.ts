@@ -71,7 +71,7 @@ const PATIENT_HANDSHAKE_MS = 30_000;
  * other failure fails the test.
  */
 const SLOW_HANDSHAKE = {
-  when: ({ server }: Context) => server.server.counters().handshakeTimeouts > 0,
+  when: ({ server }: Context) => server.server.counters()!.handshakeTimeouts > 0,
   why: 'a handshake outlasted the server\'s 30 s deadline: at 30 % loss a flight can be lost several times in a row, and the retransmission timers of both ends back off (1, 2, 4, 8, 16 s; the server also sends its flight again whenever the client repeats its Initial, RFC 9002 section 6.2.3)',
 };
 
@@ -150,7 +150,7 @@ const CASES: RunnerCase[] = [
     what: 'the server answers the first Initial with a Retry',
     server: { retry: 'on' },
     connections: [{ paths: files(1 * KiB, 1) }],
-    check: ({ server }) => (server.server.counters().retriesSent >= 1 ? null : 'no Retry was sent'),
+    check: ({ server }) => (server.server.counters()!.retriesSent >= 1 ? null : 'no Retry was sent'),
   },
   {
     name: 'resumption',
@@ -158,7 +158,7 @@ const CASES: RunnerCase[] = [
     connections: [{ paths: files(1 * KiB, 1, 'a') }, { paths: files(1 * KiB, 1, 'b'), resume: true }],
     // The server's count, and the client's word where it gives one.
     check: ({ server, result }) => {
-      if (server.server.counters().handshakesResumed !== 1) return `the server resumed ${server.server.counters().handshakesResumed} handshakes, not 1`;
+      if (server.server.counters()!.handshakesResumed !== 1) return `the server resumed ${server.server.counters()!.handshakesResumed} handshakes, not 1`;
       return result.connections[1]?.resumed === false ? 'the client says it did not resume' : null;
     },
   },
@@ -178,7 +178,7 @@ const CASES: RunnerCase[] = [
       // The answers to 0-RTT requests leave before the client's Finished
       // arrives, and the server counts a resumed handshake when it does:
       // the client can be done first.
-      const resumed = () => server.server.counters().handshakesResumed;
+      const resumed = () => server.server.counters()!.handshakesResumed;
       for (let waited = 0; resumed() < 1 && waited < 2000; waited += 20) await new Promise((r) => setTimeout(r, 20));
       if (resumed() !== 1) return `the server resumed ${resumed()} handshakes, not 1`;
       return result.connections[1]?.early_data_accepted === false ? 'the client says its early data was refused' : null;
@@ -246,7 +246,7 @@ const CASES: RunnerCase[] = [
     connections: [{ paths: files(8 * MiB, 1) }],
     // A passing client needs under a second; a stalled one is cut here.
     timeout: 10,
-    check: ({ server }) => (server.server.counters().pathMigrations >= 1 ? null : 'the server never followed the client'),
+    check: ({ server }) => (server.server.counters()!.pathMigrations >= 1 ? null : 'the server never followed the client'),
   },
   {
     name: 'rebind-addr',
@@ -255,7 +255,7 @@ const CASES: RunnerCase[] = [
     connections: [{ paths: files(8 * MiB, 1) }],
     // A passing client needs under a second; a stalled one is cut here.
     timeout: 10,
-    check: ({ server }) => (server.server.counters().pathMigrations >= 1 ? null : 'the server never followed the client'),
+    check: ({ server }) => (server.server.counters()!.pathMigrations >= 1 ? null : 'the server never followed the client'),
   },
   {
     name: 'connectionmigration',
@@ -263,7 +263,7 @@ const CASES: RunnerCase[] = [
     connections: [{ paths: [...files(64 * KiB, 1, 'a'), ...files(1 * MiB, 2, 'b')], migrate_after: 1 }],
     check: ({ server, result }) => {
       if (result.connections[0]?.migrated !== true) return `the client did not move: ${result.connections[0]?.migrated}`;
-      return server.server.counters().pathMigrations >= 1 ? null : 'the server never followed the client';
+      return server.server.counters()!.pathMigrations >= 1 ? null : 'the server never followed the client';
     },
   },
 ];
@@ -376,7 +376,7 @@ describe('interop runner cases: aioquic, quic-go, ngtcp2 on clean and impaired l
 
 /** For a failure's message: what the server counted and, on an impaired link, the relay's longest silence towards the client. */
 function whatTheServerSaw({ server, link }: Context): string {
-  const n = server.server.counters();
+  const n = server.server.counters()!;
   const said = `server: ${n.connectionsAccepted} accepted, ${n.handshakeFailures} handshake failures (${n.handshakeTimeouts} timed out), ${n.statelessResetsSent} stateless resets sent, ${n.closingPacketsResent} closing packets sent again, ${n.connectionsOpen} connections open`;
   const s = link?.longestSilenceToClient();
   return s ? `${said}; link: longest silence to the client ${(s.ms / 1000).toFixed(1)} s, ${s.destroyed} server datagrams destroyed in it, ${s.unanswered} client datagrams unanswered` : said;

@@ -25,7 +25,7 @@ describe('a client that moves: the request socket follows it', function () {
       const plan = { requests: [{ path: '/' }, { path: '/' }, { path: '/' }, { path: '/' }], sequential: true, rebind_before: 1, timeout: 10 };
       const result = await runClient(port, plan);
       const seen = result.responses.map((r) => {
-        assert.equal(r.status, 200, r.error);
+        assert.equal(r.status, 200, r.error ?? undefined);
         const [address, p] = r.body_text.split(' ');
         return { address, port: Number(p) };
       });

@@ -48,7 +48,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
 
   it('the application sees the request, accepts it with its own fields, and answers streams and datagrams itself', async () => {
     let seen: { path: string; authority: string; remote: string } | undefined;
-    let port = 0;
+    let port: number;
     ({ server, port } = await start((req) => {
       seen = { path: req.path, authority: req.authority, remote: req.remoteAddress };
       upperCaseApp(req.accept({ headers: { 'x-room': 'Lobby' } }));
@@ -71,7 +71,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('a rejected request gets its status and frees its place; with no session listener the answer is 404', async () => {
-    let port = 0;
+    let port: number;
     ({ server, port } = await start((req) => req.reject(403), { webtransport: { maxSessions: 1 } }));
     const r = await runWt(port, [
       { op: 'session', name: 'a', path: '/x' },
@@ -87,7 +87,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('a session handler that throws refuses with 500 and the server keeps serving', async () => {
-    let port = 0;
+    let port: number;
     let calls = 0;
     ({ server, port } = await start((req) => {
       if (calls++ === 0) throw new Error('boom');
@@ -103,7 +103,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('streams the server opens reach the client, both kinds, and the client answers on the bidirectional one', async () => {
-    let port = 0;
+    let port: number;
     let reply: Promise<string> | undefined;
     ({ server, port } = await start(async (req) => {
       const session = req.accept();
@@ -130,7 +130,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('close() sends the code and reason to the client; the client\'s close resolves `closed` with its code and reason', async () => {
-    let port = 0;
+    let port: number;
     const sessions: WebTransportSession[] = [];
     ({ server, port } = await start((req) => {
       const s = req.accept();
@@ -150,7 +150,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('a graceful server close drains sessions: DRAIN_WEBTRANSPORT_SESSION, `draining`, and time to close them', async () => {
-    let port = 0;
+    let port: number;
     let accepted!: () => void;
     const sessionOpen = new Promise<void>((resolve) => (accepted = resolve));
     ({ server, port } = await start((req) => {
@@ -174,7 +174,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('a session whose CONNECT stream ends closes its open streams with errors the application sees', async () => {
-    let port = 0;
+    let port: number;
     let readOutcome: Promise<unknown> | undefined;
     let closed: Promise<unknown> | undefined;
     ({ server, port } = await start((req) => {
@@ -201,7 +201,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('a client reset reaches the reader as a WebTransportError with its application code; a lost connection rejects `closed`', async () => {
-    let port = 0;
+    let port: number;
     let readError: Promise<unknown> | undefined;
     let session: WebTransportSession | undefined;
     ({ server, port } = await start((req) => {
@@ -237,11 +237,10 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('a reader that does not read holds the client back; once it reads, every byte arrives in order', async () => {
-    let port = 0;
+    let port: number;
     let release: (() => void) | undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let received: Promise<Buffer> | undefined;
-    let heldAtGate = -1;
     ({ server, port } = await start((req) => {
       const session = req.accept();
       void (async () => {
@@ -262,7 +261,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
     ], { timeout: 20 });
     // While the application reads nothing, the core holds at most its credit.
     await new Promise((r) => setTimeout(r, 1200));
-    heldAtGate = server.counters()!.wtStreamBytesRead;
+    const heldAtGate = server.counters()!.wtStreamBytesRead;
     release!();
     await client;
     const got = await received!;
@@ -271,7 +270,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('datagrams the application does not read queue up to 256, the rest are dropped and counted', async () => {
-    let port = 0;
+    let port: number;
     let session: WebTransportSession | undefined;
     ({ server, port } = await start((req) => {
       session = req.accept();
@@ -297,7 +296,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   it('webtransport-go (quic-go) opens a session; its stream and datagram are answered by the application', async function () {
     this.timeout(660000); // the first run may build the Go client
     const client = quicGoClient();
-    let port = 0;
+    let port: number;
     let path = '';
     ({ server, port } = await start((req) => {
       path = req.path;
@@ -309,7 +308,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('maxStreamsPerSession: the client\'s streams beyond it are refused, and creating one more of the server\'s rejects', async () => {
-    let port = 0;
+    let port: number;
     let created: PromiseSettledResult<unknown>[] = [];
     ({ server, port } = await start(async (req) => {
       const session = req.accept();
@@ -329,7 +328,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('a bidirectional stream as a Node Duplex: pipeline() through a Transform and back', async () => {
-    let port = 0;
+    let port: number;
     ({ server, port } = await start((req) => {
       const session = req.accept();
       void (async () => {
@@ -349,7 +348,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('a stream\'s Duplex keeps flow control: paused, it holds the client back; resumed, 4 MiB echo back in order; the web streams are locked to it', async () => {
-    let port = 0;
+    let port: number;
     let paused: import('node:stream').Duplex | undefined;
     let locked: unknown;
     ({ server, port } = await start((req) => {
@@ -384,7 +383,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('a stream\'s Duplex destroyed with a WebTransportError resets the client\'s stream with its code; a client reset destroys it with the client\'s', async () => {
-    let port = 0;
+    let port: number;
     const errors: unknown[] = [];
     ({ server, port } = await start((req) => {
       const session = req.accept();
@@ -413,7 +412,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('the datagrams as a Node Duplex: one datagram per chunk both ways, the web streams locked to it, the end on a clean close', async () => {
-    let port = 0;
+    let port: number;
     let session: WebTransportSession | undefined;
     const seen: string[] = [];
     let ended: Promise<void> | undefined;
@@ -445,7 +444,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('datagrams that came before the application took the Duplex reach it first, in order', async () => {
-    let port = 0;
+    let port: number;
     const seen: string[] = [];
     ({ server, port } = await start((req) => {
       const session = req.accept();
@@ -472,7 +471,7 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
   });
 
   it('the datagram Duplex: refused once the web streams are in use; a non-bytes write is a TypeError; unread datagrams stop at 256; a lost connection destroys it with a WebTransportError', async () => {
-    let port = 0;
+    let port: number;
     let session: WebTransportSession | undefined;
     let duplex: import('node:stream').Duplex | undefined;
     let otherSession: WebTransportSession | undefined;
@@ -569,7 +568,7 @@ describe('WebTransport for applications on createServer and serve()', function (
   });
 
   it('serve(): the fetch handler answers requests and the server\'s \'session\' listeners take sessions, on one connection', async () => {
-    const server = serve({ fetch: () => new Response('from fetch'), port: 0, hostname: '127.0.0.1', tcp: false, webtransport: true, logger: silentLogger, warnDemoIdentity: false } as Parameters<typeof serve>[0]) as unknown as Http3SecureServer;
+    const server = serve({ fetch: () => new Response('from fetch'), port: 0, hostname: '127.0.0.1', tcp: false, webtransport: true, logger: silentLogger, warnDemoIdentity: false }) as unknown as Http3SecureServer;
     server.on('session', (req: WebTransportSessionRequest) => upperCaseApp(req.accept()));
     await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
     closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));

@@ -5,7 +5,7 @@
 // node:http2-compatible createSecureServer (compat/); the fetch handler
 // becomes its request listener through fetch-adapter.ts.
 import type { AddressInfo } from 'node:net';
-import type { CoreOptions } from './stream-server';
+import type { SecureServerOptions } from './compat/server';
 import { FetchAdapterOptions, FetchHandler, NodeRequestLike, NodeResponseLike, toRequestListener } from './fetch-adapter';
 
 /** What serve() needs of a server: node:net's listen/close/address trio. */
@@ -25,8 +25,9 @@ export type SecureServerFactory<S extends ListenableServer = ListenableServer> =
   listener: (req: any, res: any) => void,
 ) => S;
 
+/** The rest of the options are createSecureServer's (the default factory's), passed on. */
 export interface ServeOptions<S extends ListenableServer = ListenableServer>
-  extends Omit<CoreOptions, 'cert' | 'key'>,
+  extends Omit<SecureServerOptions, 'cert' | 'key' | 'tcp' | 'allowHTTP1'>,
     FetchAdapterOptions {
   fetch: FetchHandler;
   /** UDP port (and the TCP sibling's); default 4433. 0 picks a free one. */

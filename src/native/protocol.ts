@@ -287,7 +287,7 @@ export class CommandWriter {
   headers(conn: number, stream: number, status: number, fin: boolean, fields: readonly string[]): void {
     let size = 2 + 1 + 2;
     for (const f of fields) size += 4 + f.length;
-    let off = this.streamHead(CommandKind.Headers, conn, stream, size);
+    const off = this.streamHead(CommandKind.Headers, conn, stream, size);
     const v = this.view;
     putU16(this.buf, off, status);
     this.buf[off + 2] = fin ? 1 : 0;

@@ -48,7 +48,7 @@ describe('framework apps, Chromium on the TCP side (no QUIC flags): HTTP/2 or HT
     describe(`${variant.name} over ${protocol}`, () => {
       const reqs = SMALL_CASES.map((n) => request(n));
       let port = 0;
-      let results: FetchResult[] = [];
+      const results: FetchResult[] = [];
 
       before(async () => {
         port = apps.get(variant.name)!.port;

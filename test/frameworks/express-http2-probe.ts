@@ -5,7 +5,7 @@
 // tests, because what happens is that the server process dies of an
 // uncaught exception (expressjs/express#3388, #6580).
 import http2 from 'node:http2';
-import { createSecureServer } from '../../src/index';
+import { createSecureServer, ListenableServer } from '../../src/index';
 import { identity } from './apps/common';
 import { expressApp } from './apps/express';
 
@@ -21,7 +21,8 @@ process.on('uncaughtException', (e) => {
   }, 300);
 });
 // The cast is the finding: Express's types say it takes node:http's objects only.
-const server = onH3
+// What both servers have (serve()'s type for it): a union of their listen() overloads takes no call.
+const server: ListenableServer = onH3
   ? createSecureServer({ ...identity(), warnDemoIdentity: false }, expressApp() as never)
   : http2.createSecureServer(identity(), expressApp() as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
 server.listen(0, '127.0.0.1', () => {

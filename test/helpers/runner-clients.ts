@@ -130,7 +130,7 @@ export function ngtcp2Runner(): RunnerClient {
 function lastWords(text: string): string {
   const lines = text.split('\n');
   // Not packet, timer or frame traces, nor the hex dumps of TLS data the frame trace prints.
-  const said = lines.filter((l) => l.trim() && !/^(I\d{8} |Sent packet|Received packet|Set timer|Timer has|\[|[0-9a-f]{8}(  |$))/.test(l));
+  const said = lines.filter((l) => l.trim() && !/^(I\d{8} |Sent packet|Received packet|Set timer|Timer has|\[|[0-9a-f]{8}( {2}|$))/.test(l));
   const words = JSON.stringify(said.slice(-3).join(' | ').slice(0, 300));
   const closed = lines.filter((l) => / frm rx .*CONNECTION_CLOSE| pkt rx .*type=SR/.test(l)).pop();
   return closed ? `${words}; it received: ${JSON.stringify(closed.replace(/^I\d{8} 0x[0-9a-f]+ /, '').slice(0, 200))}` : words;

@@ -30,7 +30,9 @@ export async function startServer(
 }
 
 /** A server of test/fixtures/workers-app.ts on `settings.workers` workers: this thread is worker 0. */
-export async function startOnWorkers(settings: WorkersAppSettings): Promise<{ server: Http3Server; port: number }> {
+export function startOnWorkers(settings: WorkersAppSettings & { app: 'compat' }): Promise<{ server: Http3SecureServer; port: number }>;
+export function startOnWorkers(settings: WorkersAppSettings): Promise<{ server: Http3Server; port: number }>;
+export async function startOnWorkers(settings: WorkersAppSettings): Promise<{ server: Http3Server | Http3SecureServer; port: number }> {
   process.env.H3_WORKERS_APP = JSON.stringify(settings);
   const server = makeWorkersApp(settings);
   if (server instanceof Http3SecureServer) {
@@ -38,7 +40,7 @@ export async function startOnWorkers(settings: WorkersAppSettings): Promise<{ se
       server.once('error', reject);
       server.listen(0, '127.0.0.1', resolve);
     });
-    return { server: server as unknown as Http3Server, port: server.address()!.port };
+    return { server, port: server.address()!.port };
   }
   const { port } = await server.listen(0, '127.0.0.1');
   return { server, port };

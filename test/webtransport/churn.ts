@@ -11,8 +11,9 @@ import { b64 } from '../helpers/h3client';
 import { upperCaseApp, upperCaseDuplexApp } from '../helpers/wt-apps';
 import { runWt } from '../helpers/wt-client';
 
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('run with --expose-gc');
+const exposedGc = (globalThis as { gc?: () => void }).gc;
+if (!exposedGc) throw new Error('run with --expose-gc');
+const gc: () => void = exposedGc;
 
 /** Ten sessions per client connection, each ended its own way. */
 const WAYS = ['close', 'fin', 'reset', 'server', 'refuse', 'open', 'close', 'fin', 'server', 'open'];

@@ -43,8 +43,8 @@ export function swapsHttp1Prototypes(listener: unknown): boolean {
   if (typeof listener !== 'function') return false;
   const { request, response } = listener as { request?: unknown; response?: unknown };
   return (
-    (typeof request === 'object' && request !== null && http.IncomingMessage.prototype.isPrototypeOf(request)) ||
-    (typeof response === 'object' && response !== null && http.ServerResponse.prototype.isPrototypeOf(response))
+    (typeof request === 'object' && request !== null && Object.prototype.isPrototypeOf.call(http.IncomingMessage.prototype, request)) ||
+    (typeof response === 'object' && response !== null && Object.prototype.isPrototypeOf.call(http.ServerResponse.prototype, response))
   );
 }
 

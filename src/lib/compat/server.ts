@@ -42,7 +42,8 @@ import type { WebTransportLimits } from '../webtransport/limits';
 export type { ListenOptions } from './listen-args';
 export type { PemInput } from './tls-material';
 
-export type Http3RequestListener = (req: Http3ServerRequest, res: Http3ServerResponse) => void | Promise<void>;
+/** What it returns is ignored, except that a promise's rejection answers 500 (or resets), as a throw does. */
+export type Http3RequestListener = (req: Http3ServerRequest, res: Http3ServerResponse) => unknown;
 
 /**
  * HOOK for the TCP side (HTTP/1.1 and HTTP/2 over TLS on the same port,
@@ -138,7 +139,7 @@ export class Http3SecureServer extends EventEmitter {
   #generation = 0;
   readonly #connections = new Map<number, Http3ConnectionSocket>();
   /** 'request' listeners as last read (rawListeners, so `once` works); undefined after any change. */
-  #requestListeners: Function[] | undefined;
+  #requestListeners: Http3RequestListener[] | undefined;
   /** Some listener swaps in node:http prototypes (Express): pin our members on each req/res. */
   #pinMembers = false;
   /** The core options the `webtransport` option asks for (checked when the server is made). */
@@ -151,11 +152,11 @@ export class Http3SecureServer extends EventEmitter {
     this.#tls = new TlsMaterial(options);
     this.#logger = options.logger ?? stderrLogger;
     this.#createCore = devHooksOf(options)?.streamServer ?? ((o, e) => new StreamServer(o, e, this.#logger));
-    const server = this;
+    const timeout = () => this.timeout;
     this.#context = {
       logger: this.#logger,
       get timeout() {
-        return server.timeout;
+        return timeout();
       },
       emitTimeout: (socket) => this.emit('timeout', socket),
     };
@@ -439,8 +440,8 @@ export class Http3SecureServer extends EventEmitter {
     this.#run(listeners, req, res);
   }
 
-  #readListeners(): Function[] {
-    const raw = this.rawListeners('request');
+  #readListeners(): Http3RequestListener[] {
+    const raw = this.rawListeners('request') as Http3RequestListener[];
     this.#pinMembers = this.listeners('request').some(swapsHttp1Prototypes);
     this.#requestListeners = raw;
     return raw;
@@ -448,18 +449,19 @@ export class Http3SecureServer extends EventEmitter {
 
   /** Runs an event's listeners as request handlers; false when it has none. */
   #dispatch(event: string, req: Http3ServerRequest, res: Http3ServerResponse): boolean {
-    const listeners = this.rawListeners(event);
+    // on() takes Http3RequestListeners for the events dispatched here (@types/node says Function[]).
+    const listeners = this.rawListeners(event) as Http3RequestListener[];
     if (listeners.length === 0) return false;
     this.#run(listeners, req, res);
     return true;
   }
 
   /** Each listener guarded: a throw or a rejected promise answers 500 (or resets) and the server keeps serving. */
-  #run(listeners: Function[], req: Http3ServerRequest, res: Http3ServerResponse): void {
+  #run(listeners: Http3RequestListener[], req: Http3ServerRequest, res: Http3ServerResponse): void {
     for (const listener of listeners) {
       try {
         const result = listener.call(this, req, res);
-        if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+        if (result !== null && typeof result === 'object' && typeof (result as { then?: unknown }).then === 'function') {
           (result as PromiseLike<unknown>).then(undefined, (e: unknown) => this.#listenerFailed(req, res, e));
         }
       } catch (e) {
@@ -477,8 +479,10 @@ export class Http3SecureServer extends EventEmitter {
 }
 
 /** Creates an HTTP/3 server with node:http2's compatibility API; call listen() to start it. */
-export function createSecureServer(options?: SecureServerOptions, listener?: Http3RequestListener): Http3SecureServer;
+// The (options, listener) form last, as in node:http2's types, so that
+// Parameters<typeof createSecureServer> names it.
 export function createSecureServer(listener?: Http3RequestListener): Http3SecureServer;
+export function createSecureServer(options?: SecureServerOptions, listener?: Http3RequestListener): Http3SecureServer;
 export function createSecureServer(
   a?: SecureServerOptions | Http3RequestListener,
   b?: Http3RequestListener,
