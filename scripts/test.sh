@@ -43,7 +43,7 @@ check() {
   fi
 }
 check cargo-fmt cargo fmt --all --check
-check clippy cargo clippy --workspace --all-targets --release --target "$host" --quiet -- -D warnings
+check clippy cargo clippy --workspace --all-targets --all-features --release --target "$host" --quiet -- -D warnings
 check typecheck npm run --silent typecheck
 check eslint npm run --silent lint
 

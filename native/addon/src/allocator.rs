@@ -114,12 +114,15 @@ mod tests {
                 // SAFETY: non-zero sizes; each block freed once with its layout.
                 unsafe {
                     let p = a.alloc(layout);
-                    assert!(!p.is_null() && p as usize % align == 0, "size {size} align {align}: {p:p}");
+                    assert!(!p.is_null() && (p as usize).is_multiple_of(align), "size {size} align {align}: {p:p}");
                     p.write_bytes(0xab, size);
                     let z = a.alloc_zeroed(layout);
-                    assert!(z as usize % align == 0 && (0..size).all(|i| *z.add(i) == 0), "zeroed size {size} align {align}");
+                    assert!(
+                        (z as usize).is_multiple_of(align) && (0..size).all(|i| *z.add(i) == 0),
+                        "zeroed size {size} align {align}"
+                    );
                     let q = a.realloc(p, layout, size * 3);
-                    assert!(q as usize % align == 0, "realloc size {size} align {align}");
+                    assert!((q as usize).is_multiple_of(align), "realloc size {size} align {align}");
                     assert!((0..size).all(|i| *q.add(i) == 0xab), "realloc kept the bytes");
                     a.dealloc(q, Layout::from_size_align(size * 3, align).unwrap());
                     a.dealloc(z, layout);
