@@ -230,7 +230,16 @@ describe('Workers: one server on two workers (issue 15)', function () {
       const { server, port } = await startOnWorkers({ workers: 2, app: 'compat' });
       try {
         const idle = Array.from({ length: 8 }, () => runWt(port, [{ op: 'get', path: '/' }, { op: 'sleep', ms: 4000 }], { timeout: 8 }));
-        await new Promise((r) => setTimeout(r, 1500));
+        // Idle means answered: all 8 connections in and no request stream
+        // open (a fixed 1.5 s pause was too short on a loaded machine). The
+        // clients stay 4 s after their answer.
+        const deadline = Date.now() + 3500;
+        for (;;) {
+          const inCount = server.workerStats()!.workers.reduce((n, w) => n + w.connectionsAccepted, 0);
+          if ((inCount >= 8 && server.counters()!.requestStreamsOpen === 0) || Date.now() > deadline) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await new Promise((r) => setTimeout(r, 100)); // the last answers' acknowledgements
         const accepted = server.workerStats()!.workers.map((w) => w.connectionsAccepted);
         server.closeIdleConnections();
         for (const r of await Promise.all(idle)) {
