@@ -12,8 +12,10 @@
 # `-x` (--cross-compile) makes napi run `cargo zigbuild`: zig is the C/C++
 # compiler and the linker for every target, and cargo-zigbuild hands
 # boring-sys a CMake toolchain file for BoringSSL (CMAKE_TOOLCHAIN_FILE_<target>)
-# and bindgen zig's libc headers (BINDGEN_EXTRA_CLANG_ARGS_<target>). zig and
-# cargo-zigbuild come from PyPI into a venv in .cache/zig-venv. The builds use
+# and bindgen zig's libc headers (BINDGEN_EXTRA_CLANG_ARGS_<target>); for
+# macOS those are zig's own copies of the SDK's headers and libSystem.tbd, so
+# no Xcode SDK is needed (bindgen uses PyPI's libclang 18 there). zig and
+# cargo-zigbuild come from PyPI into a venv in ~/.cache/h3-node/zig-venv. The builds use
 # their own cargo target dir, target-cross/, so they never touch target/.
 #
 # Each artifact is then checked: `file`, the N-API entry symbol
@@ -27,7 +29,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CACHE=$ROOT/.cache
-VENV=$CACHE/zig-venv
+# zig and cargo-zigbuild: a venv outside the work tree, because zig prints the
+# include paths under the current directory relative to it, and cargo-zigbuild
+# hands those on to bindgen, which runs in another directory (boring-sys's).
+VENV=${H3_ZIG_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/h3-node/zig-venv}
 TARGET_DIR=$ROOT/target-cross
 OUT=$ROOT/dist/platforms
 LOGS=$TARGET_DIR/logs
@@ -79,9 +84,15 @@ log() { printf '\n== %s\n' "$*"; }
 if [ "$install" = 1 ]; then
   log "installing the cross tools"
   if [ ! -x "$VENV/bin/cargo-zigbuild" ] || ! "$VENV/bin/python" -m ziglang version >/dev/null 2>&1; then
-    mkdir -p "$CACHE"
+    mkdir -p "$(dirname "$VENV")"
     python3 -m venv "$VENV" || exit 1
     "$VENV/bin/pip" install -q --disable-pip-version-check ziglang cargo-zigbuild || exit 1
+  fi
+  # bindgen (boring-sys) for macOS: zig's macOS headers need a clang >= 18
+  # (TargetConditionals.h: "KernelKit requires -fdefine_target_os_macros"
+  # under Debian 12's libclang 14); PyPI's libclang wheel has one.
+  if printf '%s\n' "${targets[@]}" | grep -q -- '-apple-darwin$' && ! ls "$VENV"/lib/python3*/site-packages/clang/native/libclang.so >/dev/null 2>&1; then
+    "$VENV/bin/pip" install -q --disable-pip-version-check 'libclang==18.1.1' || exit 1
   fi
   rustup target add "${targets[@]}" || exit 1
   need_apt=()
@@ -189,10 +200,25 @@ for triple in "${targets[@]}"; do
   logf=$LOGS/$triple.log
   log "$triple -> dist/platforms/$plat (log: ${logf#"$ROOT"/})"
   rm -rf "$dest"; mkdir -p "$dest"
+  # boring-sys's CMake build dir keeps the zig wrapper that configured it
+  # (which execs one cargo-zigbuild by its path): one made with another venv
+  # would fail with "cargo-zigbuild: not found", so it is configured anew.
+  for ccf in "$TARGET_DIR/$triple"/release/build/boring-sys-*/out/build/CMakeFiles/*/CMakeCCompiler.cmake; do
+    [ -f "$ccf" ] || continue
+    wrapper=$(sed -n 's/^set(CMAKE_C_COMPILER "\(.*\)")$/\1/p' "$ccf")
+    if [ ! -f "$wrapper" ] || ! grep -qF "$VENV/bin/cargo-zigbuild" "$wrapper"; then
+      rm -rf "${ccf%/CMakeFiles/*}"
+    fi
+  done
   start=$(date +%s)
   # The type definitions are src/native/addon.d.ts, made by build:native; here
   # the generated copy goes to the output dir and is deleted.
-  if npx napi build --platform --release --target "$triple" -x \
+  libclang_env=()
+  if [[ $triple == *-apple-darwin ]]; then
+    libclang=$(ls -d "$VENV"/lib/python3*/site-packages/clang/native 2>/dev/null | head -1)
+    [ -n "$libclang" ] && libclang_env=(LIBCLANG_PATH="$libclang")
+  fi
+  if env "${libclang_env[@]}" npx napi build --platform --release --target "$triple" -x \
         --target-dir "$TARGET_DIR" --output-dir "$dest" --no-js --dts index.d.ts \
         >"$logf" 2>&1; then
     took[$triple]=$(( $(date +%s) - start ))
@@ -214,7 +240,9 @@ for triple in "${targets[@]}"; do
     took[$triple]=$(( $(date +%s) - start ))
     rmdir "$dest" 2>/dev/null
     # The first error lines of the build say why.
-    reason=$(grep -E '^error|error:|cargo::error|cargo:warning=.*(fail|error)|CMake Error' "$logf" | head -5)
+    reason=$(grep -E 'fatal error|error:|error\[E|CMake Error|: not found|undefined (symbol|reference)' "$logf" \
+      | grep -v 'failed to run custom build command\|could not compile' | awk '!seen[$0]++' | head -6)
+    [ -n "$reason" ] || reason=$(grep -E '^error|Error' "$logf" | head -5)
     echo "  FAILED after ${took[$triple]}s; first errors:"; echo "${reason:-  (see the log)}" | sed 's/^/    /'
     result[$triple]="FAILED build (see ${logf#"$ROOT"/})"; failed=1
   fi
