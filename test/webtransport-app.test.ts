@@ -257,7 +257,9 @@ describe('WebTransport for applications (createSecureServer; aioquic, webtranspo
     const client = runWt(port, [
       { op: 'session', name: 's' },
       { op: 'bidi', session: 's', name: 'b', data_b64: body.toString('base64'), fin: true },
-      { op: 'sleep', ms: 1500 },
+      // Connected long enough for the 4 MiB to cross after the gate opens,
+      // on a loaded machine too (1.5 s closed the session mid-read once).
+      { op: 'sleep', ms: 4000 },
     ], { timeout: 20 });
     // While the application reads nothing, the core holds at most its credit.
     await new Promise((r) => setTimeout(r, 1200));
