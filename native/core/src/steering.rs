@@ -206,6 +206,14 @@ mod sys {
         attr[at..at + 8].copy_from_slice(&v.to_ne_bytes());
     }
 
+    /// Elsewhere than Linux there is no bpf(2): steering falls back to
+    /// forwarding, as when the kernel refuses the program.
+    #[cfg(not(target_os = "linux"))]
+    fn bpf(_cmd: libc::c_long, _attr: &mut [u8; 128]) -> std::io::Result<i32> {
+        Err(std::io::Error::from_raw_os_error(libc::ENOSYS))
+    }
+
+    #[cfg(target_os = "linux")]
     fn bpf(cmd: libc::c_long, attr: &mut [u8; 128]) -> std::io::Result<i32> {
         // SAFETY: attr is a zeroed bpf_attr-sized buffer, laid out for `cmd`;
         // every pointer in it outlives the call.
