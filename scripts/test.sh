@@ -48,8 +48,8 @@ check typecheck npm run --silent typecheck
 check eslint npm run --silent lint
 
 # The benchmark's addon variant (cargo feature bench-handler) for
-# test/bench-harness.test.ts; cargo reuses everything but the two crates.
-npm run --silent build:native:bench || echo "build:native:bench failed; test/bench-harness.test.ts will say so"
+# test/integration/bench-harness.test.ts; cargo reuses everything but the two crates.
+npm run --silent build:native:bench || echo "build:native:bench failed; test/integration/bench-harness.test.ts will say so"
 
 # Node versions (scripts/node-versions.sh, installed by
 # scripts/setup-node-versions.sh): every suite on the newest LTS, and a
@@ -63,11 +63,11 @@ for major in $NODE_MAJORS; do
   fi
 done
 SUBSET_SUITES=(
-  test/profile-a.test.ts test/profile-b.test.ts test/profile-c.test.ts
-  test/compat-h3.test.ts test/compat-unit.test.ts
+  test/integration/profile-a.test.ts test/integration/profile-b.test.ts test/integration/profile-c.test.ts
+  test/integration/compat-h3.test.ts test/unit/compat-unit.test.ts
   test/frameworks/frameworks-h3.test.ts test/frameworks/frameworks-tcp.test.ts
-  test/fetch-adapter.test.ts test/lazy-request.test.ts
-  test/webtransport-app.test.ts test/workers.test.ts test/key-material.test.ts
+  test/integration/fetch-adapter.test.ts test/unit/lazy-request.test.ts
+  test/integration/webtransport-app.test.ts test/integration/workers.test.ts test/integration/key-material.test.ts
 )
 
 # mocha under Node <major>, its counts filed as suite <name>.
@@ -83,7 +83,7 @@ run_mocha() {
   return $status
 }
 
-# Every suite unless files are named: `npm test -- test/cli.test.ts` (then
+# Every suite unless files are named: `npm test -- test/integration/cli.test.ts` (then
 # on the newest Node only). The glob is here rather than in .mocharc.json,
 # where mocha would add it to the files named on the command line, so
 # `npx mocha test/x.test.ts` runs just that file.

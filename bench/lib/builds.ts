@@ -64,7 +64,7 @@ async function declaresBenchFeature(root: string): Promise<boolean> {
 /**
  * The checkout's own `npm run build:native:bench` (build:native plus
  * --features bench-handler, into <root>/bench/.work/addon-bench), the same
- * build scripts/test.sh makes for test/bench-harness.test.ts. It shares the
+ * build scripts/test.sh makes for test/integration/bench-harness.test.ts. It shares the
  * checkout's cargo target directory, so only the two crates of the project
  * are compiled again. Nice'd: the machine may be shared.
  */

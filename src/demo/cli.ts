@@ -77,7 +77,7 @@ async function main(argv: string[]): Promise<void> {
     .addOption(
       new Option('--retry <mode>', 'address validation: Retry always, never, or once 128 handshakes are under way at once').choices([...RETRY_MODES]).default('auto'),
     );
-  // Fault injection for the test suite (test/logging.test.ts): a request for
+  // Fault injection for the test suite (test/integration/logging.test.ts): a request for
   // this path panics inside the native core. Not in --help: no user needs it.
   program.addOption(new Option('--dev-panic-on-path <path>').hideHelp());
   addObservabilityOptions(program)

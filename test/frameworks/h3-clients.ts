@@ -1,7 +1,7 @@
 // The three HTTP/3 clients of the framework tests, each turning what it
 // received into a FetchResult (cases.ts):
-//   aioquic   test/clients/h3client.py (Python), as the other suites use it
-//   quic-go   test/clients/quicgo (Go; its http3 client)
+//   aioquic   test/helpers/clients/h3client.py (Python), as the other suites use it
+//   quic-go   test/helpers/clients/quicgo (Go; its http3 client)
 //   Chromium  fetch() in a page on the server's origin (playwright-core),
 //             forced onto QUIC with --origin-to-force-quic-on and the
 //             certificate pinned by its SPKI hash.
@@ -16,7 +16,7 @@ import { PATTERN_PERIOD } from './pattern';
 
 export type H3ClientName = 'aioquic' | 'quic-go' | 'Chromium';
 
-const H3_CLIENT = path.join(ROOT, 'test', 'clients', 'h3client.py');
+const H3_CLIENT = path.join(ROOT, 'test', 'helpers', 'clients', 'h3client.py');
 /** Response body kept as text (the whole body is hashed and counted). */
 const BODY_KEEP = 1 << 20;
 /** Upload bytes the client leaves unacknowledged in aioquic's send buffer at most. */
@@ -87,7 +87,7 @@ export async function aioquicFetch(
 
 /**
  * The quic-go client binary: $H3_QUICGO_BIN when set, else the project's
- * (built from test/clients/quicgo when older than its sources, as the
+ * (built from test/helpers/clients/quicgo when older than its sources, as the
  * interop matrix does).
  */
 export function quicGoBinary(): string {

@@ -8,7 +8,7 @@ import { PYTHON } from './paths';
 import { runJsonProcess, startProcess } from './process';
 
 const run = promisify(execFile);
-const QPACK_DECODE = path.resolve(__dirname, '..', 'clients', 'qpack_decode.py');
+const QPACK_DECODE = path.resolve(__dirname, 'clients', 'qpack_decode.py');
 
 export interface Capture {
   stop(): Promise<void>;

@@ -1,10 +1,10 @@
-// Drives test/clients/h3client.py: aioquic, an HTTP/3 stack independent of
+// Drives test/helpers/clients/h3client.py: aioquic, an HTTP/3 stack independent of
 // quiche, from the project-local virtualenv that scripts/setup-python.sh makes.
 import path from 'node:path';
 import { PYTHON, ROOT } from './paths';
 import { runJsonProcess } from './process';
 
-const CLIENT = path.join(ROOT, 'test', 'clients', 'h3client.py');
+const CLIENT = path.join(ROOT, 'test', 'helpers', 'clients', 'h3client.py');
 
 export interface PlannedRequest {
   method?: string;
@@ -85,7 +85,7 @@ export async function runClients(port: number, plan: Plan, connections: number, 
   return out.connections;
 }
 
-/** Runs one of the Python clients in test/clients with a JSON plan on stdin; resolves with its JSON result. */
+/** Runs one of the Python clients in test/helpers/clients with a JSON plan on stdin; resolves with its JSON result. */
 export function runPythonClient<T>(script: string, port: number, plan: unknown, host = '127.0.0.1'): Promise<T> {
   return runJsonProcess<T>(PYTHON, [script, '--host', host, '--port', String(port)], plan, path.basename(script));
 }

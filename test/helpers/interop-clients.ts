@@ -106,7 +106,7 @@ export function aioquicClient(): InteropClient {
 
 // ---------------------------------------------------------------- quic-go
 
-const QUICGO_DIR = path.join(ROOT, 'test', 'clients', 'quicgo');
+const QUICGO_DIR = path.join(ROOT, 'test', 'helpers', 'clients', 'quicgo');
 export const QUICGO_BIN = path.join(QUICGO_DIR, '.bin', 'quicgo-interop');
 
 function goModVersion(module: string): string {

@@ -4,7 +4,7 @@
 // prints; stop it (a signal, then SIGKILL past a deadline).
 //
 // Every process started here stays in one registry until it has exited, so
-// none outlives its test (test/support/process-cleanup.ts stops what a test
+// none outlives its test (test/helpers/mocha/process-cleanup.ts stops what a test
 // left running) or the bench run (stopAll), and none outlives this process.
 import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,8 +1,8 @@
-// The three clients of the interop-runner matrix (test/interop-runner.test.ts)
+// The three clients of the interop-runner matrix (test/interop/interop-runner.test.ts)
 // behind one plan: connections one after another, each fetching its paths
 // at once, with resumption, 0-RTT, a key update, ChaCha20 or a move to a new
 // socket where asked. aioquic and quic-go take the plan as JSON
-// (test/clients/runner_client.py, `quicgo-interop runner`); ngtcp2's example
+// (test/helpers/clients/runner_client.py, `quicgo-interop runner`); ngtcp2's example
 // client gets it as command-line options, one process per connection.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -73,12 +73,12 @@ export interface RunnerClient {
   run(plan: RunnerPlan): Promise<RunnerResult>;
 }
 
-const RUNNER_PY = path.join(ROOT, 'test', 'clients', 'runner_client.py');
+const RUNNER_PY = path.join(ROOT, 'test', 'helpers', 'clients', 'runner_client.py');
 
 export function aioquicRunner(): RunnerClient {
   return {
     name: 'aioquic',
-    version: 'aioquic 1.7 (Python): `test/clients/runner_client.py`',
+    version: 'aioquic 1.7 (Python): `test/helpers/clients/runner_client.py`',
     cannot: () => null,
     run: (plan) => runJsonProcess<RunnerResult>(PYTHON, [RUNNER_PY], plan, 'runner_client.py'),
   };
@@ -88,7 +88,7 @@ export function quicGoRunner(): RunnerClient {
   buildQuicGo();
   return {
     name: 'quic-go',
-    version: 'quic-go v0.59.0 (Go): `test/clients/quicgo/runner.go`',
+    version: 'quic-go v0.59.0 (Go): `test/helpers/clients/quicgo/runner.go`',
     // ChaCha20 alone through the TLS 1.3 suite lists crypto/tls keeps
     // reachable for quic-go; a key update is quic-go's own, after its first
     // 100 packets (no API asks for one), seen by a qlog tracer.

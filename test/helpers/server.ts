@@ -3,7 +3,7 @@
 import { createServer, Http3SecureServer, Http3Server, RequestHandler, ServerOptions } from '../../src';
 import type { Logger } from '../../src/lib/log';
 import { CLI } from './paths';
-import { makeWorkersApp, WorkersAppSettings } from '../fixtures/workers-app';
+import { makeWorkersApp, WorkersAppSettings } from './fixtures/workers-app';
 import { Finished, ManagedProcess, RunOptions, runProcess } from './process';
 
 export class MemoryLogger implements Logger {
@@ -29,7 +29,7 @@ export async function startServer(
   return { server, port, logger };
 }
 
-/** A server of test/fixtures/workers-app.ts on `settings.workers` workers: this thread is worker 0. */
+/** A server of test/helpers/fixtures/workers-app.ts on `settings.workers` workers: this thread is worker 0. */
 export function startOnWorkers(settings: WorkersAppSettings & { app: 'compat' }): Promise<{ server: Http3SecureServer; port: number }>;
 export function startOnWorkers(settings: WorkersAppSettings): Promise<{ server: Http3Server; port: number }>;
 export async function startOnWorkers(settings: WorkersAppSettings): Promise<{ server: Http3Server | Http3SecureServer; port: number }> {

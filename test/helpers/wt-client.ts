@@ -1,9 +1,9 @@
-// Drives test/clients/wt_client.py: WebTransport sessions, streams and
+// Drives test/helpers/clients/wt_client.py: WebTransport sessions, streams and
 // datagrams from aioquic (see that file for the action list).
 import path from 'node:path';
 import { runPythonClient } from './h3client';
 
-const CLIENT = path.resolve(__dirname, '..', 'clients', 'wt_client.py');
+const CLIENT = path.resolve(__dirname, 'clients', 'wt_client.py');
 
 export type WtAction = { op: string; [key: string]: unknown };
 

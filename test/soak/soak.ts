@@ -49,7 +49,7 @@ const HERE = __dirname;
 
 /**
  * How the soak's Node.js must be started (package.json's soak script and
- * test/soak.test.ts use these): gc() for the RSS method, and V8's young
+ * test/soak/soak.test.ts use these): gc() for the RSS method, and V8's young
  * generation pinned at 1 MiB semi-spaces. Left free, V8 grows it under load
  * (up to 2 x 16 MiB) and gives it back only when its memory reducer gets to
  * it; pinned at 16 MiB the idle semi-space and its pooled pages were still
