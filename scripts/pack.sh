@@ -21,7 +21,10 @@ version=$(node -p 'require("./package.json").version')
 strip_addon() {
   case "$(file -b "$1")" in
     *x86-64*) strip --strip-debug "$1" ;;
-    *aarch64*) if command -v aarch64-linux-gnu-strip >/dev/null; then aarch64-linux-gnu-strip --strip-debug "$1"; fi ;;
+    # binutils-aarch64-linux-gnu (scripts/setup-arm64.sh), else LLVM's strip.
+    *aarch64*)
+      if command -v aarch64-linux-gnu-strip >/dev/null; then aarch64-linux-gnu-strip --strip-debug "$1"
+      elif command -v llvm-strip >/dev/null; then llvm-strip --strip-debug "$1"; fi ;;
     *) ;;  # Mach-O: as built (zig's linker writes no DWARF into the dylib)
   esac
 }

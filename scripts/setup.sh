@@ -15,3 +15,4 @@ npm ci --no-audit --no-fund
 bash scripts/setup-node-versions.sh
 bash scripts/setup-python.sh
 bash scripts/setup-go.sh
+bash scripts/setup-arm64.sh
