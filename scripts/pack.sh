@@ -49,7 +49,7 @@ done
 mkdir -p "$stage/main"
 cp package.json README.md "$stage/main/"
 cp -r certs dist "$stage/main/"
-rm -rf "$stage/main/dist/native/"*.node "$stage/main/dist/platforms"
+rm -rf "$stage/main/dist/native/"*.node "$stage/main/dist/platforms" "$stage/main/dist/packages"
 node -e '
   const fs = require("fs");
   const file = process.argv[1];
