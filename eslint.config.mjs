@@ -66,8 +66,7 @@ export default defineConfig(
     // Fastify, Hono typings that disagree with each other) are typed loosely on purpose.
     files: [
       'test/frameworks/**/*.ts',
-      'test/helpers/interop-clients.ts',
-      'test/helpers/wt-client.ts',
+      'test/helpers/clients/*.ts',
       'test/integration/profile-b.test.ts',
       'test/integration/qlog.test.ts',
     ],

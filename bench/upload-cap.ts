@@ -4,7 +4,7 @@
 // Run: npx tsx bench/upload-cap.ts [attempts]
 import { createServer, silentLogger } from '../src';
 import { profileC } from '../src/demo/profiles';
-import { runClient } from '../test/helpers/h3client';
+import { runClient } from '../test/helpers/clients/h3client';
 
 const GiB = 1024 ** 3;
 

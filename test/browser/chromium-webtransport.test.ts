@@ -6,7 +6,7 @@ import { createServer, Http3Server } from '../../src';
 import { WebTransportStats } from '../../src/demo';
 import { createProfileB } from '../../src/demo/profiles/profile-b';
 import { launchChromium, Launched } from '../helpers/chromium';
-import { request } from '../helpers/h3client';
+import { request } from '../helpers/clients/h3client';
 import { MemoryLogger } from '../helpers/server';
 
 const BROWSER_SCRIPT = `async function (url) {

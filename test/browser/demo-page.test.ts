@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core';
 import { loadIdentity } from '../../src';
 import { DEMO_CERT } from '../../src/demo';
 import { launchChromium, Launched } from '../helpers/chromium';
-import { request } from '../helpers/h3client';
+import { request } from '../helpers/clients/h3client';
 import { ROOT } from '../helpers/paths';
 import { CliProcess, runCli, startCli } from '../helpers/server';
 

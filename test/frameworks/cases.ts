@@ -5,43 +5,17 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import assert from 'node:assert/strict';
 import { COOKIES, STATIC_TEXT, STREAM_BODY, STREAM_CHUNKS, STREAM_DELAY_MS } from './apps/common';
-import { patternSha256 } from './pattern';
+import type { ClientRequest, ClientResponse } from '../helpers/clients/adapter';
+import { patternSha256 } from '../helpers/pattern';
 
 export type CaseName = 'hello' | 'json' | 'cookie' | 'whoami' | 'static' | 'throw' | 'stream' | 'upload';
 
-export interface FetchRequest {
+/** A case's request: what every client sends (test/helpers/clients/adapter.ts), with the case's name. */
+export interface FetchRequest extends ClientRequest {
   name: CaseName;
-  method: string;
-  path: string;
-  headers: [string, string][];
-  /** A small body as text. */
-  body?: string;
-  /** A body of this many pattern bytes (pattern.ts), generated while sent. */
-  uploadBytes?: number;
 }
 
-export interface FetchChunk {
-  /** Milliseconds since the request was started. */
-  t: number;
-  bytes: number;
-}
-
-export interface FetchResult {
-  status: number | null;
-  /** Response field lines as received: duplicates kept; names lowercase except where a client says otherwise. */
-  headers: [string, string][];
-  /** The body as UTF-8 text (clients may leave it empty past a size cap; bodyBytes and bodySha256 are always right). */
-  body: string;
-  bodyBytes: number;
-  bodySha256: string;
-  /** When each piece of the body arrived. */
-  chunks: FetchChunk[];
-  /** Milliseconds from start to the end of the response. */
-  totalMs: number;
-  /** The protocol the client reports, e.g. "h2", "http/1.1", "h3". */
-  protocol?: string;
-  error?: string;
-}
+export type FetchResult = ClientResponse;
 
 export const JSON_BODY = { name: 'h3-node', list: [1, 2, 3], nested: { ok: true, text: 'Grüße' } };
 export const COOKIE_HEADER = `a=${COOKIES.a.value}; token=${COOKIES.token.value}`;

@@ -18,7 +18,7 @@ import { loadIdentity } from '../../src/index';
 import { launchChromiumWithArgs, Launched } from '../helpers/chromium';
 import { appVariants, FetchServe, RunningApp, SecureServerFactory } from './apps';
 import { checkCase, FetchResult, headerValues, request, SMALL_CASES } from './cases';
-import { chromiumFetch, openOriginPage } from './h3-clients';
+import { chromiumClient } from '../helpers/clients/chromium';
 
 const factory: SecureServerFactory = (options, listener) => h3.createSecureServer({ ...options, warnDemoIdentity: false }, listener);
 const fetchServe: FetchServe = (options) => h3.serve({ ...options, warnDemoIdentity: false });
@@ -52,12 +52,9 @@ describe('framework apps, Chromium on the TCP side (no QUIC flags): HTTP/2 or HT
 
       before(async () => {
         port = apps.get(variant.name)!.port;
-        const page = await openOriginPage(overH1 ? h1Chrome : h2Chrome, `https://127.0.0.1:${port}`);
-        try {
-          for (const r of reqs) results.push(await chromiumFetch(page, r, 'stream'));
-        } finally {
-          await page.close();
-        }
+        const chromium = chromiumClient();
+        chromium.use(overH1 ? h1Chrome : h2Chrome);
+        results.push(...(await chromium.fetch(port, reqs)));
       });
 
       reqs.forEach((req, i) => {

@@ -10,18 +10,20 @@
 //
 // Sizes and clients: H3_FW_UPLOAD_MIB (default 100) sets the upload;
 // H3_FW_CLIENTS (e.g. "aioquic,quic-go") limits the clients;
-// H3_QUICGO_BIN names a prebuilt quic-go client (h3-clients.ts).
+// H3_QUICGO_BIN names a prebuilt quic-go client (test/helpers/clients/quic-go.ts).
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import path from 'node:path';
 import * as h3 from '../../src/index';
 import { loadIdentity } from '../../src/index';
-import type { Launched } from '../helpers/chromium';
 import { appVariants, FetchServe, RunningApp, SecureServerFactory } from './apps';
 import { fastifyApp } from './apps/fastify';
 import { checkCase, checkNotBuffered, FetchRequest, FetchResult, request, SMALL_CASES, watchMemory } from './cases';
-import { aioquicFetch, chromiumFetch, H3ClientName, launchChromiumH3, openOriginPage, quicGoFetch } from './h3-clients';
-import { MiB } from './pattern';
+import type { ClientName, H3Client } from '../helpers/clients/adapter';
+import { aioquicClient } from '../helpers/clients/aioquic';
+import { chromiumClient } from '../helpers/clients/chromium';
+import { quicGoClient } from '../helpers/clients/quic-go';
+import { MiB } from '../helpers/pattern';
 import { h1Fetch, h2Close, h2Connect, h2Fetch } from './tcp-clients';
 import { runJsonProcess } from '../helpers/process';
 
@@ -33,7 +35,7 @@ const { createSecureServer, serve } = h3 as unknown as {
 const API_READY = typeof createSecureServer === 'function' && typeof serve === 'function';
 
 const UPLOAD_BYTES = Number(process.env.H3_FW_UPLOAD_MIB ?? 100) * MiB;
-const CLIENTS: H3ClientName[] = (process.env.H3_FW_CLIENTS?.split(',') as H3ClientName[] | undefined) ?? ['aioquic', 'quic-go', 'Chromium'];
+const CLIENTS: ClientName[] = (process.env.H3_FW_CLIENTS?.split(',') as ClientName[] | undefined) ?? ['aioquic', 'quic-go', 'Chromium'];
 
 /**
  * Failures this suite found in h3-node and that are not fixed yet: such a
@@ -65,46 +67,30 @@ function check(variant: string, where: string, title: string, fn: (this: Mocha.C
 const factory: SecureServerFactory = (options, listener) => createSecureServer!({ ...options, warnDemoIdentity: false }, listener);
 const fetchServe: FetchServe = (options) => serve!({ ...options, warnDemoIdentity: false });
 
-/** Runs the small cases on one connection (one browser page) and the upload after them. */
-async function runClient(client: H3ClientName, port: number, reqs: FetchRequest[], chrome?: Launched): Promise<FetchResult[]> {
-  switch (client) {
-    case 'aioquic':
-      return aioquicFetch(port, reqs);
-    case 'quic-go':
-      return quicGoFetch(port, reqs);
-    case 'Chromium': {
-      const page = await openOriginPage(chrome!, `https://127.0.0.1:${port}`);
-      try {
-        const out: FetchResult[] = [];
-        for (const r of reqs) out.push(await chromiumFetch(page, r, 'stream'));
-        return out;
-      } finally {
-        await page.close();
-      }
-    }
-  }
-}
-
 describe('framework apps on h3-node (createSecureServer, serve) over HTTP/3', function () {
   this.timeout(180000);
   const variants = API_READY ? appVariants(factory, fetchServe) : [];
   const apps = new Map<string, RunningApp>();
-  let chrome: Launched | undefined;
+  /** The clients, made once the apps listen (Chromium is told their ports). */
+  const clients = new Map<ClientName, H3Client>();
 
   before(async function () {
     // createSecureServer and serve come with the compat work (src/lib/compat, src/lib/serve.ts).
     if (!API_READY) this.skip();
     for (const v of variants) apps.set(v.name, await v.start());
-    if (CLIENTS.includes('Chromium')) {
-      chrome = await launchChromiumH3(
-        [...apps.values()].map((a) => `127.0.0.1:${a.port}`),
-        loadIdentity().spkiSha256,
-      );
+    for (const name of CLIENTS) {
+      if (name === 'aioquic') clients.set(name, aioquicClient());
+      else if (name === 'quic-go') clients.set(name, quicGoClient());
+      else if (name === 'Chromium') {
+        const chromium = chromiumClient();
+        await chromium.start([...apps.values()].map((a) => `127.0.0.1:${a.port}`), loadIdentity().spkiSha256);
+        clients.set(name, chromium);
+      } else throw new Error(`H3_FW_CLIENTS: no client ${name}`);
     }
   });
 
   after(async () => {
-    await chrome?.close();
+    for (const c of clients.values()) await c.close();
     for (const app of apps.values()) await app.close();
   });
 
@@ -121,7 +107,7 @@ describe('framework apps on h3-node (createSecureServer, serve) over HTTP/3', fu
           const reqs = SMALL_CASES.map((n) => request(n));
           let results: FetchResult[] = [];
           before(async function () {
-            results = await runClient(client, apps.get(variant.name)!.port, reqs, chrome);
+            results = await clients.get(client)!.fetch(apps.get(variant.name)!.port, reqs);
           });
           reqs.forEach((req, i) => {
             check(variant.name, `${client} over HTTP/3`, `${req.method} ${req.path}`, () => {
@@ -133,7 +119,7 @@ describe('framework apps on h3-node (createSecureServer, serve) over HTTP/3', fu
           check(variant.name, `${client} over HTTP/3`, `POST /upload of ${UPLOAD_BYTES / MiB} MiB, consumed as a stream`, async function () {
             const req = request('upload', UPLOAD_BYTES);
             const stop = watchMemory();
-            const [res] = await runClient(client, apps.get(variant.name)!.port, [req], chrome);
+            const [res] = await clients.get(client)!.fetch(apps.get(variant.name)!.port, [req]);
             const rise = stop();
             checkCase(req, variant.framework, res);
             checkNotBuffered(UPLOAD_BYTES, rise);
@@ -151,7 +137,7 @@ describe('framework apps on h3-node (createSecureServer, serve) over HTTP/3', fu
       if (CLIENTS.includes('aioquic')) {
         it('POST /json without content-length (aioquic): parsed by all but Express', async () => {
           const req = request('json');
-          const [res] = await aioquicFetch(apps.get(variant.name)!.port, [req], { contentLength: false });
+          const [res] = await clients.get('aioquic')!.fetch(apps.get(variant.name)!.port, [{ ...req, contentLength: false }]);
           if (variant.framework === 'express') {
             assert.equal(res.status, 200);
             assert.deepEqual(JSON.parse(res.body), { framework: 'express' }, 'express.json() skipped the body');
@@ -172,7 +158,7 @@ describe('framework apps on h3-node (createSecureServer, serve) over HTTP/3', fu
             await app.listen({ port: 0 });
             const addr = app.server.address() as { address: string; port: number };
             const host = addr.address.includes(':') ? `[${addr.address}]` : addr.address;
-            const [res] = await aioquicFetch(addr.port, [request('hello')], { host: host.replace(/^\[|\]$/g, '') });
+            const [res] = await clients.get('aioquic')!.fetch(addr.port, [request('hello')], { host: host.replace(/^\[|\]$/g, '') });
             checkCase(request('hello'), 'fastify', res);
           } finally {
             await app.close();

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { appVariants, RunningApp } from './apps';
 import { nodeHttp2Serve } from './apps/hono';
 import { CaseName, checkCase, checkNotBuffered, request, SMALL_CASES, watchMemory } from './cases';
-import { MiB } from './pattern';
+import { MiB } from '../helpers/pattern';
 import { h1Fetch, h2Close, h2Connect, h2Fetch } from './tcp-clients';
 import { runJsonProcess } from '../helpers/process';
 

@@ -1,4 +1,4 @@
-// The HTTP/3 clients of the framework tests (h3-clients.ts), proven on
+// The HTTP/3 clients of the framework tests (test/helpers/clients), proven on
 // servers that need no framework: the demo exchange's createServer with a
 // body callback that hashes each upload as it streams in, and
 // createSecureServer with a plain listener that writes a body in timed
@@ -9,27 +9,16 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { createSecureServer, createServer, H3Request, Http3Server, loadIdentity, silentLogger } from '../../src/index';
-import type { Launched } from '../helpers/chromium';
 import { FetchRequest, FetchResult, headerValues } from './cases';
-import { aioquicFetch, BrowserUpload, chromiumFetch, H3ClientName, launchChromiumH3, openOriginPage, quicGoFetch } from './h3-clients';
-import { MiB, patternSha256 } from './pattern';
+import type { ClientName, FetchOptions, H3Client } from '../helpers/clients/adapter';
+import { aioquicClient } from '../helpers/clients/aioquic';
+import { chromiumClient } from '../helpers/clients/chromium';
+import { quicGoClient } from '../helpers/clients/quic-go';
+import { MiB, patternSha256 } from '../helpers/pattern';
 import { closeServer, identity, listen } from './apps/common';
 
 const UPLOAD_BYTES = Number(process.env.H3_FW_PROOF_MIB ?? 32) * MiB;
-const CLIENTS: H3ClientName[] = ['aioquic', 'quic-go', 'Chromium'];
-
-async function fetchWith(client: H3ClientName, port: number, reqs: FetchRequest[], chrome: Launched, upload: BrowserUpload = 'stream'): Promise<FetchResult[]> {
-  if (client === 'aioquic') return aioquicFetch(port, reqs);
-  if (client === 'quic-go') return quicGoFetch(port, reqs);
-  const page = await openOriginPage(chrome, `https://127.0.0.1:${port}`);
-  try {
-    const out: FetchResult[] = [];
-    for (const r of reqs) out.push(await chromiumFetch(page, r, upload));
-    return out;
-  } finally {
-    await page.close();
-  }
-}
+const CLIENTS: ClientName[] = ['aioquic', 'quic-go', 'Chromium'];
 
 const PIECES = 8;
 const PIECE_DELAY_MS = 60;
@@ -40,7 +29,9 @@ describe('framework-test HTTP/3 clients (aioquic, quic-go, Chromium), proven wit
   let demoPort: number;
   let compat: ReturnType<typeof createSecureServer>;
   let compatPort: number;
-  let chrome: Launched;
+  const clients = new Map<ClientName, H3Client>();
+  const fetchWith = (client: ClientName, port: number, reqs: FetchRequest[], upload: FetchOptions['upload'] = 'stream'): Promise<FetchResult[]> =>
+    clients.get(client)!.fetch(port, reqs, { upload });
 
   before(async () => {
     // The demo exchange: the body streams to onBody, which hashes it; the handler answers with the digest.
@@ -81,11 +72,13 @@ describe('framework-test HTTP/3 clients (aioquic, quic-go, Chromium), proven wit
       }
     });
     compatPort = await listen(compat, {});
-    chrome = await launchChromiumH3([`127.0.0.1:${demoPort}`, `127.0.0.1:${compatPort}`], loadIdentity().spkiSha256);
+    const chromium = chromiumClient();
+    await chromium.start([`127.0.0.1:${demoPort}`, `127.0.0.1:${compatPort}`], loadIdentity().spkiSha256);
+    clients.set('aioquic', aioquicClient()).set('quic-go', quicGoClient()).set('Chromium', chromium);
   });
 
   after(async () => {
-    await chrome?.close();
+    for (const c of clients.values()) await c.close();
     await demo?.close();
     if (compat) await closeServer(compat);
   });
@@ -99,7 +92,7 @@ describe('framework-test HTTP/3 clients (aioquic, quic-go, Chromium), proven wit
         const how = upload === 'blob' ? 'put in a Blob first' : client === 'Chromium' ? 'generated while sent (a ReadableStream body)' : 'generated while sent';
         it(`uploads ${UPLOAD_BYTES / MiB} MiB ${how}; the demo server's body callback hashes the same bytes`, async function () {
           const req: FetchRequest = { name: 'upload', method: 'POST', path: '/upload', headers: [['content-type', 'application/octet-stream']], uploadBytes: UPLOAD_BYTES };
-          const [res] = await fetchWith(client, demoPort, [req], chrome, upload);
+          const [res] = await fetchWith(client, demoPort, [req], upload);
           assert.equal(res.error, undefined, JSON.stringify(res));
           assert.equal(res.status, 200);
           assert.equal(res.protocol, 'h3');
@@ -109,7 +102,7 @@ describe('framework-test HTTP/3 clients (aioquic, quic-go, Chromium), proven wit
       }
 
       it('reports every field line: both set-cookie lines, values byte for byte', async () => {
-        const [res] = await fetchWith(client, compatPort, [{ name: 'cookie', method: 'GET', path: '/lines', headers: [] }], chrome);
+        const [res] = await fetchWith(client, compatPort, [{ name: 'cookie', method: 'GET', path: '/lines', headers: [] }]);
         assert.equal(res.status, 200, JSON.stringify(res));
         assert.deepEqual(headerValues(res, 'set-cookie'), ['a=1; Path=/; HttpOnly', 'token=QUJDZGVm+/==; Path=/']);
         assert.deepEqual(headerValues(res, 'x-mixed-case'), ['Value With Case']);
@@ -117,7 +110,7 @@ describe('framework-test HTTP/3 clients (aioquic, quic-go, Chromium), proven wit
       });
 
       it(`times body pieces as they arrive (${PIECES} pieces written ${PIECE_DELAY_MS} ms apart)`, async () => {
-        const [res] = await fetchWith(client, compatPort, [{ name: 'stream', method: 'GET', path: '/pieces', headers: [] }], chrome);
+        const [res] = await fetchWith(client, compatPort, [{ name: 'stream', method: 'GET', path: '/pieces', headers: [] }]);
         assert.equal(res.status, 200, JSON.stringify(res));
         assert.equal(res.body, Array.from({ length: PIECES }, (_, i) => `piece ${i}\n`).join(''));
         assert.ok(res.chunks.length >= PIECES / 2, `${res.chunks.length} pieces timed`);

@@ -6,7 +6,7 @@ import https from 'node:https';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FetchRequest, FetchResult } from './cases';
-import { patternChunks } from './pattern';
+import { patternChunks } from '../helpers/pattern';
 
 const TEXT_CAP = 1024 * 1024;
 

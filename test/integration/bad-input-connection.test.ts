@@ -11,7 +11,7 @@ import { createServer, Http3Server } from '../../src';
 import { WebTransportStats } from '../../src/demo';
 import { handleProfileA } from '../../src/demo/profiles/profile-a';
 import { createProfileB } from '../../src/demo/profiles/profile-b';
-import { runPythonClient } from '../helpers/h3client';
+import { runPythonClient } from '../helpers/clients/h3client';
 import { MemoryLogger, startServer } from '../helpers/server';
 
 const RAW_CLIENT = path.resolve(__dirname, '..', 'helpers', 'clients', 'h3_raw.py');

@@ -2,7 +2,7 @@
 // reset with H3_MESSAGE_ERROR, and the same connection keeps serving.
 import assert from 'node:assert/strict';
 import { handleProfileA } from '../../src/demo/profiles/profile-a';
-import { b64, runClient, PlannedRequest } from '../helpers/h3client';
+import { b64, runClient, PlannedRequest } from '../helpers/clients/h3client';
 import { startServer } from '../helpers/server';
 import type { Http3Server } from '../../src';
 

@@ -11,10 +11,10 @@ import { WebTransportStats } from '../../src/demo';
 import { withDevHooks } from '../../src/lib/dev-hooks';
 import { profileA, profileC } from '../../src/demo/profiles';
 import { createProfileB } from '../../src/demo/profiles/profile-b';
-import { b64, runClient, PlannedRequest, H3Response } from '../helpers/h3client';
+import { b64, runClient, PlannedRequest, H3Response } from '../helpers/clients/h3client';
 import { ROOT } from '../helpers/paths';
 import { startProcess } from '../helpers/process';
-import { runWt } from '../helpers/wt-client';
+import { runWt } from '../helpers/clients/wt-client';
 import { Medians, spread, w2Lines, w2Summary } from '../../bench/lib/report';
 import type { Row } from '../../bench/lib/workloads';
 

@@ -1,7 +1,7 @@
 // The command line: option validation, the startup lines, and the
 // CONNECTION_CLOSE diagnostic, read from a spawned `node dist/cli.js`.
 import assert from 'node:assert/strict';
-import { runClient } from '../helpers/h3client';
+import { runClient } from '../helpers/clients/h3client';
 import { runCli, startCli } from '../helpers/server';
 
 describe('CLI (node dist/cli.js)', function () {

@@ -19,9 +19,9 @@ import { withDevHooks } from '../../src/lib/dev-hooks';
 import { silentLogger } from '../../src/lib/log';
 import { AddressInfo, StreamServer } from '../../src/lib/stream-server';
 import { addon } from '../../src/native/binding';
-import { field, H3Response, request, runClient } from '../helpers/h3client';
+import { field, H3Response, request, runClient } from '../helpers/clients/h3client';
 import { h2Request } from '../helpers/tcp-client';
-import { runWt } from '../helpers/wt-client';
+import { runWt } from '../helpers/clients/wt-client';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -365,7 +365,7 @@ describe('createSecureServer over HTTP/3 (aioquic)', function () {
       // (RSS after rounds of 1,000 in one process: 155.0, 163.1, 163.7,
       // 163.6 MiB with the JS heap flat at 9.6 MiB: a reservation, not a
       // leak, which would grow every round). Two rounds: after the
-      // transport work of issue 14 a second round still raised the reserve
+      // transport work on loss recovery a second round still raised the reserve
       // once (190.1 -> 223.2 MiB from the first to the second, in a
       // fresh-clone CI run; the cause was not isolated).
       await round(1000);

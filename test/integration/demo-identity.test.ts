@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createServer } from '../../src';
-import { request } from '../helpers/h3client';
+import { request } from '../helpers/clients/h3client';
 import { MemoryLogger, startCli } from '../helpers/server';
 
 const WARNING = /WARNING: demo identity in use; its private key is public\. Never use it in production\./;

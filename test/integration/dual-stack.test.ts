@@ -3,7 +3,7 @@
 // which arrive as IPv4-mapped IPv6 addresses, are shown as plain IPv4.
 import assert from 'node:assert/strict';
 import { createServer, ConnectionCloseInfo, ConnectionInfo } from '../../src';
-import { runClient } from '../helpers/h3client';
+import { runClient } from '../helpers/clients/h3client';
 import { MemoryLogger, startCli } from '../helpers/server';
 
 describe('dual-stack default bind (IPv4 and IPv6 on one socket)', function () {

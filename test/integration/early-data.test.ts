@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ServerOptions } from '../../src';
-import { b64, runClient } from '../helpers/h3client';
+import { b64, runClient } from '../helpers/clients/h3client';
 import { startServer } from '../helpers/server';
 
 async function resumedEarly(options: ServerOptions) {
@@ -31,7 +31,7 @@ async function resumedEarly(options: ServerOptions) {
   }
 }
 
-describe('0-RTT early data (issue 14)', function () {
+describe('0-RTT early data', function () {
   this.timeout(30_000);
 
   it("by default a GET in early data is answered and marked; a POST gets 425 Too Early", async () => {

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createSecureServer } from '../../src';
-import { request } from '../helpers/h3client';
+import { request } from '../helpers/clients/h3client';
 import { ROOT } from '../helpers/paths';
 import { startProcess } from '../helpers/process';
 import { PASSPHRASE } from '../helpers/fixtures/key-material-server';

@@ -10,7 +10,7 @@ import { createServer, Http3Server } from '../../src';
 import { withDevHooks } from '../../src/lib/dev-hooks';
 import { handleProfileA } from '../../src/demo/profiles/profile-a';
 import { startCapture, http3Frames, decodeFieldSections } from '../helpers/capture';
-import { request } from '../helpers/h3client';
+import { request } from '../helpers/clients/h3client';
 import { MemoryLogger } from '../helpers/server';
 
 const HEADERS = 0x1;

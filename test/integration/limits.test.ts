@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import type { ConnectionCloseInfo, H3Response as Res } from '../../src';
-import { b64, request, runClient } from '../helpers/h3client';
+import { b64, request, runClient } from '../helpers/clients/h3client';
 import { impairedLink } from '../helpers/impaired-link';
 import { PYTHON } from '../helpers/paths';
 import { runProcess } from '../helpers/process';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { createLogger } from '../../src/lib/log';
-import { runClient } from '../helpers/h3client';
+import { runClient } from '../helpers/clients/h3client';
 import { CLI } from '../helpers/paths';
 import { startProcess } from '../helpers/process';
 import { runCli, startCli } from '../helpers/server';

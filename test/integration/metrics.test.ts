@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { createServer, Http3Server, startMetrics, MetricsEndpoint } from '../../src';
 import { WebTransportStats } from '../../src/demo';
 import { createProfileB } from '../../src/demo/profiles/profile-b';
-import { b64, b64 as b64Bytes, request, runClient } from '../helpers/h3client';
-import { runWt } from '../helpers/wt-client';
+import { b64, b64 as b64Bytes, request, runClient } from '../helpers/clients/h3client';
+import { runWt } from '../helpers/clients/wt-client';
 import { CliProcess, MemoryLogger, startCli } from '../helpers/server';
 
 /** Parses the Prometheus text format into `name{labels}` -> value. */

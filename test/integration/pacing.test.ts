@@ -4,7 +4,7 @@
 // (aioquic) downloads through it, the relay times the server's datagrams.
 import assert from 'node:assert/strict';
 import { createServer } from '../../src';
-import { request } from '../helpers/h3client';
+import { request } from '../helpers/clients/h3client';
 import { impairedLink } from '../helpers/impaired-link';
 import { runCli, startServer } from '../helpers/server';
 
@@ -57,7 +57,7 @@ async function download(options: { congestionControl?: 'cubic' | 'reno' | 'bbr2'
   }
 }
 
-describe('pacing (issue 14)', function () {
+describe('pacing', function () {
   this.timeout(60_000);
 
   for (const cc of ['cubic', 'reno', 'bbr2'] as const) {

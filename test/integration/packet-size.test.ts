@@ -4,11 +4,11 @@
 // every datagram the server sends.
 import assert from 'node:assert/strict';
 import { createServer } from '../../src';
-import { request } from '../helpers/h3client';
+import { request } from '../helpers/clients/h3client';
 import { impairedLink } from '../helpers/impaired-link';
 import { startServer } from '../helpers/server';
 
-describe('packet size (issue 14)', function () {
+describe('packet size', function () {
   it('the handshake goes out in datagrams of at most 1,350 bytes, then PMTUD grows them to the 1,472-byte IPv4 ceiling and no further', async () => {
     const body = Buffer.alloc(256 * 1024, 7);
     const { server, port } = await startServer((_req, res) => res.end(body));

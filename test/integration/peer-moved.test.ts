@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createSecureServer } from '../../src/index';
 import { silentLogger } from '../../src/lib/log';
-import { runClient } from '../helpers/h3client';
+import { runClient } from '../helpers/clients/h3client';
 
 describe('a client that moves: the request socket follows it', function () {
   this.timeout(20000);

@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import { BEARER_TOKEN, SESSION_COOKIE } from '../../src/demo';
 import { handleProfileA } from '../../src/demo/profiles/profile-a';
-import { field, request, runClient } from '../helpers/h3client';
+import { field, request, runClient } from '../helpers/clients/h3client';
 import { onWorkers, startOnWorkers, startServer } from '../helpers/server';
 import type { Http3Server } from '../../src';
 
-// Every case runs on one worker and again on two (issue 15).
+// Every case runs on one worker and again on two.
 for (const workers of [1, 2]) describe(`Profile A over HTTP/3 (aioquic client)${onWorkers(workers)}`, function () {
   let server: Http3Server;
   let port: number;

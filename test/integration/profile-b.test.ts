@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { createServer, Http3Server } from '../../src';
 import { WebTransportStats } from '../../src/demo';
 import { createProfileB } from '../../src/demo/profiles/profile-b';
-import { b64, field, request } from '../helpers/h3client';
+import { b64, field, request } from '../helpers/clients/h3client';
 import { MemoryLogger, onWorkers, startOnWorkers } from '../helpers/server';
-import { runWt, WtAction } from '../helpers/wt-client';
+import { runWt, WtAction } from '../helpers/clients/wt-client';
 
 const SESSIONS_CAP = 32;
 const PEER_STREAMS_CAP = 128;
@@ -47,7 +47,7 @@ async function statsWhen(port: number, ok: (s: any) => boolean, ms = 3000) {
 const stats: WtAction = { op: 'get', path: '/stats' };
 const parse = (r: Record<string, any>) => JSON.parse(r.body);
 
-// Every case runs on one worker and again on two (issue 15): the /stats
+// Every case runs on one worker and again on two: the /stats
 // document is then the server-wide one, whichever worker answers.
 for (const workers of [1, 2]) {
   describe(`Profile B /stats shape${onWorkers(workers)}`, function () {

@@ -2,7 +2,7 @@
 // the running total decides 200 or 413. aioquic is the client.
 import assert from 'node:assert/strict';
 import { profileC } from '../../src/demo/profiles';
-import { b64, field, request, runClient, runClients, PlannedRequest } from '../helpers/h3client';
+import { b64, field, request, runClient, runClients, PlannedRequest } from '../helpers/clients/h3client';
 import { MemoryLogger, onWorkers, startCli, startOnWorkers } from '../helpers/server';
 import { createServer, Http3Server } from '../../src';
 
@@ -45,7 +45,7 @@ function expectAnswer(res: { status: number | null; body_text: string; headers: 
   }
 }
 
-// Every case runs on one worker and again on two (issue 15); the cases that
+// Every case runs on one worker and again on two; the cases that
 // read this thread's log lines or pending requests run on one (the CLI
 // case below reads the log of two workers).
 for (const workers of [1, 2]) describe(`Profile C over HTTP/3 (aioquic client)${onWorkers(workers)}`, function () {

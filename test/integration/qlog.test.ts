@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createServer, Http3Server } from '../../src';
 import { handleProfileA } from '../../src/demo/profiles/profile-a';
-import { request } from '../helpers/h3client';
+import { request } from '../helpers/clients/h3client';
 import { MemoryLogger, startCli } from '../helpers/server';
 
 const RS = '\x1e';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { createServer } from '../../src';
-import { request, runClients } from '../helpers/h3client';
+import { request, runClients } from '../helpers/clients/h3client';
 import { quicLbBalancer } from '../helpers/quic-lb-balancer';
 import { startOnWorkers, startServer } from '../helpers/server';
 import { makeNamespace, namespacesAllowed } from '../helpers/netns';
@@ -20,7 +20,7 @@ async function settled(read: () => number, want: number): Promise<number> {
   return read();
 }
 
-describe('QUIC-LB connection IDs (issue 15)', function () {
+describe('QUIC-LB connection IDs', function () {
   this.timeout(60_000);
 
   it('behind a QUIC-LB balancer, every connection is served by one server, found by the ID it issued', async () => {

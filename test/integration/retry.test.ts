@@ -5,15 +5,15 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { createServer } from '../../src';
-import { request } from '../helpers/h3client';
-import { quicGoClient } from '../helpers/interop-clients';
+import { request } from '../helpers/clients/h3client';
+import { quicGoClient } from '../helpers/clients/quic-go';
 import { PYTHON } from '../helpers/paths';
 import { runProcess } from '../helpers/process';
 import { runCli, startServer } from '../helpers/server';
 
 const HALF_HANDSHAKE = path.join(__dirname, '..', 'helpers', 'clients', 'half_handshake.py');
 
-describe('address validation with Retry (issue 14)', function () {
+describe('address validation with Retry', function () {
   this.timeout(60_000);
 
   it("retry 'on': aioquic and quic-go follow the Retry and are served; every connection was validated first", async () => {
@@ -22,7 +22,7 @@ describe('address validation with Retry (issue 14)', function () {
       const res = await request(port, { path: '/' }, 10);
       assert.equal(res.status, 200);
       assert.equal(res.body_text, 'validated\n');
-      const [go] = await quicGoClient().run(port, [{ method: 'GET', path: '/', headers: [], bodyLen: 0 }]);
+      const [go] = await quicGoClient().fetch(port, [{ method: 'GET', path: '/', headers: [] }], { timeoutMs: 5000 });
       assert.equal(go.status, 200, go.error);
       const c = server.counters();
       assert.ok(c.retriesSent >= 2, `a Retry for each client: ${c.retriesSent}`);

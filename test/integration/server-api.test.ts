@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { ConnectionCloseInfo, createServer, H3Request, MAX_RESPONSE_FIELDS } from '../../src';
 import { withDevHooks } from '../../src/lib/dev-hooks';
-import { field, request, runClient } from '../helpers/h3client';
+import { field, request, runClient } from '../helpers/clients/h3client';
 import { startServer } from '../helpers/server';
 
 describe('embedding API', function () {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createServer } from '../../src';
 import { PYTHON } from '../helpers/paths';
 import { runProcess } from '../helpers/process';
-import { runClient } from '../helpers/h3client';
+import { runClient } from '../helpers/clients/h3client';
 import { startServer } from '../helpers/server';
 
 const RESUME = path.join(__dirname, '..', 'helpers', 'clients', 'resume.py');
@@ -26,7 +26,7 @@ async function resumedAcross(firstKey: string | undefined, secondKey: string | u
   }
 }
 
-describe('session tickets (issue 14)', function () {
+describe('session tickets', function () {
   this.timeout(60_000);
 
   it('a session from one server resumes on another with the same ticketKey, and not with another key', async () => {

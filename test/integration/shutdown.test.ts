@@ -1,4 +1,4 @@
-// Shutdown and startup failures of the CLI (issue 6, item 6), beyond
+// Shutdown and startup failures of the CLI, beyond
 // test/integration/cli.test.ts: both signals with a request in flight (GOAWAY seen by the
 // client, the request finishes, exit 0 within 5 s), and identity files that
 // exist but cannot be read (permission denied, a directory).
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { b64, runClient } from '../helpers/h3client';
+import { b64, runClient } from '../helpers/clients/h3client';
 import { runCli, startCli } from '../helpers/server';
 
 const CERT = path.resolve(__dirname, '..', '..', 'certs', 'demo-cert.pem');

@@ -19,11 +19,11 @@ import {
   WebTransportSession,
   WebTransportSessionRequest,
 } from '../../src/index';
-import { b64 } from '../helpers/h3client';
+import { b64 } from '../helpers/clients/h3client';
 import { runProcess } from '../helpers/process';
 import { readAll, upperCaseApp } from '../helpers/wt-apps';
-import { quicGoClient } from '../helpers/interop-clients';
-import { runWt } from '../helpers/wt-client';
+import { quicGoClient } from '../helpers/clients/quic-go';
+import { runWt } from '../helpers/clients/wt-client';
 
 const fromB64 = (s: string) => Buffer.from(s, 'base64').toString();
 

@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { createServer } from '../../src';
 import { silentLogger } from '../../src/lib/log';
-import { ClientResult, runClients } from '../helpers/h3client';
+import { ClientResult, runClients } from '../helpers/clients/h3client';
 import { startCli, startOnWorkers } from '../helpers/server';
-import { runWt } from '../helpers/wt-client';
+import { runWt } from '../helpers/clients/wt-client';
 import type { WorkersAppSettings } from '../helpers/fixtures/workers-app';
 
 type Stats = NonNullable<ReturnType<Awaited<ReturnType<typeof startOnWorkers>>['server']['workerStats']>>;
@@ -63,7 +63,7 @@ async function onBothWorkers(attempt: () => Promise<number[]>): Promise<number[]
   assert.fail(`connections on both workers in none of 4 runs: ${JSON.stringify(seen)}`);
 }
 
-describe('Workers: one server on two workers (issue 15)', function () {
+describe('Workers: one server on two workers', function () {
   this.timeout(60_000);
 
   it('with eBPF steering, 64 connections spread over both workers and no packet reaches a worker that does not own it', async function () {

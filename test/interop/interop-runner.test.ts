@@ -18,7 +18,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { impairedLink, ImpairedLink, LinkRules } from '../helpers/impaired-link';
 import { notesAndClients, writeDocSection } from '../helpers/doc-section';
-import { aioquicRunner, ngtcp2Runner, quicGoRunner, RunnerClient, RunnerConnectionPlan, RunnerPlan, RunnerResult } from '../helpers/runner-clients';
+import type { H3Client, RunnerConnectionPlan, RunnerPlan, RunnerResult } from '../helpers/clients/adapter';
+import { aioquicClient } from '../helpers/clients/aioquic';
+import { ngtcp2Client } from '../helpers/clients/ngtcp2';
+import { quicGoClient } from '../helpers/clients/quic-go';
 import { fileSha256, RunnerServer, startRunnerServer } from '../helpers/fixtures/runner-files';
 
 const DOC = path.resolve(__dirname, '..', '..', 'docs', 'interop.md');
@@ -308,14 +311,14 @@ function bigCertificate(): { cert: string; key: string } {
 
 type Cell = { outcome: 'pass' | 'fail' | 'unreliable-passed' | 'unreliable-failed' | 'cannot'; detail?: string; seconds?: number };
 
-describe('interop runner cases: aioquic, quic-go, ngtcp2 on clean and impaired links (issue 14)', function () {
+describe('interop runner cases: aioquic, quic-go, ngtcp2 on clean and impaired links', function () {
   this.timeout(180_000);
-  const clients: RunnerClient[] = [];
+  const clients: H3Client[] = [];
   const cells = new Map<string, Cell>();
   let big: { cert: string; key: string };
 
   before(() => {
-    clients.push(aioquicRunner(), quicGoRunner(), ngtcp2Runner());
+    clients.push(aioquicClient(), quicGoClient(), ngtcp2Client());
     big = bigCertificate();
   });
 
@@ -347,12 +350,12 @@ describe('interop runner cases: aioquic, quic-go, ngtcp2 on clean and impaired l
         };
         const started = Date.now();
         try {
-          const cannot = client.cannot(plan);
+          const cannot = client.runPlan ? null : `${client.name} runs no interop-runner plans`;
           if (cannot) {
             cells.set(`${c.name}/${name}`, { outcome: 'cannot', detail: cannot });
             this.skip();
           }
-          const result = await client.run(plan);
+          const result = await client.runPlan!(plan);
           const context = { server, link, result };
           const problem = filesProblem(plan, result) ?? (await c.check?.(context)) ?? null;
           const seconds = (Date.now() - started) / 1000;
@@ -382,14 +385,14 @@ function whatTheServerSaw({ server, link }: Context): string {
   return s ? `${said}; link: longest silence to the client ${(s.ms / 1000).toFixed(1)} s, ${s.destroyed} server datagrams destroyed in it, ${s.unanswered} client datagrams unanswered` : said;
 }
 
-function writeDoc(clients: RunnerClient[], cells: Map<string, Cell>): void {
+function writeDoc(clients: H3Client[], cells: Map<string, Cell>): void {
   const notes: string[] = [];
   const note = (text: string) => {
     let n = notes.indexOf(text);
     if (n < 0) n = notes.push(text) - 1;
     return n + 1;
   };
-  const cellText = (c: RunnerCase, client: RunnerClient) => {
+  const cellText = (c: RunnerCase, client: H3Client) => {
     const cell = cells.get(`${c.name}/${client.name}`)!;
     if (cell.outcome === 'pass') return `pass (${cell.seconds!.toFixed(1)} s)`;
     if (cell.outcome === 'fail') return `**FAIL** [${note(`${client.name}: ${cell.detail}`)}]`;

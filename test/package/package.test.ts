@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { request } from '../helpers/h3client';
+import { request } from '../helpers/clients/h3client';
 import { ROOT } from '../helpers/paths';
 import { ManagedProcess, startProcess } from '../helpers/process';
 import { PREBUILT_PLATFORMS } from '../../src/native/binding';

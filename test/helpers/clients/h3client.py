@@ -33,7 +33,7 @@ from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, StopSendingReceived, StreamDataReceived, StreamReset
 
 H3_REQUEST_CANCELLED = 0x10C
-# body_generate with "pattern": byte i of the body is i % 251 (test/frameworks/pattern.ts).
+# body_generate with "pattern": byte i of the body is i % 251 (test/helpers/pattern.ts).
 PATTERN_PERIOD = 251
 # Arrival times kept per response (the first ones; chunk_count has them all).
 MAX_CHUNK_RECORDS = 2000

@@ -40,7 +40,7 @@ type planRequest struct {
 	Path    string      `json:"path"`
 	Headers [][2]string `json:"headers"`
 	// body_len bytes of "x"; or body_text; or body_pattern bytes of the
-	// framework tests' pattern (byte i is i % 251, test/frameworks/pattern.ts)
+	// framework tests' pattern (byte i is i % 251, test/helpers/pattern.ts)
 	// generated while sent, with a Content-Length.
 	BodyLen     int    `json:"body_len"`
 	BodyText    string `json:"body_text"`

@@ -1,109 +1,81 @@
-// The three clients of the interop-runner matrix (test/interop/interop-runner.test.ts)
-// behind one plan: connections one after another, each fetching its paths
-// at once, with resumption, 0-RTT, a key update, ChaCha20 or a move to a new
-// socket where asked. aioquic and quic-go take the plan as JSON
-// (test/helpers/clients/runner_client.py, `quicgo-interop runner`); ngtcp2's example
-// client gets it as command-line options, one process per connection.
-import { execFile } from 'node:child_process';
+// ngtcp2's example client (`gtlsclient`, Debian's ngtcp2-client; C, GnuTLS,
+// nghttp3): one process per request (it sends the same method and body on
+// every URI it is given) and per interop-runner connection (options for
+// each feature, files from --download). It prints what it received as
+// debug lines, which this adapter reads.
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildQuicGo, NGTCP2_CLIENT, QUICGO_BIN } from './interop-clients';
-import { PYTHON, ROOT } from './paths';
-import { runJsonProcess } from './process';
+import { ClientRequest, ClientResponse, H3Client, RunnerConnectionPlan, RunnerConnectionResult, RunnerPlan, RunnerResponse, RunnerResult } from './adapter';
 
-export interface RunnerConnectionPlan {
-  paths: string[];
-  /** Resume with the ticket of the connection before. */
-  resume?: boolean;
-  /** Resume and send the requests as 0-RTT. */
-  early_data?: boolean;
-  /** Update the 1-RTT keys once the handshake is done. */
-  key_update?: boolean;
-  /** Move to a new local socket after this many responses (0: never). */
-  migrate_after?: number;
+export const NGTCP2_CLIENT = '/usr/bin/gtlsclient';
+
+function ngtcp2Version(): string {
+  try {
+    return execFileSync('dpkg-query', ['-W', '-f=${Version}', 'ngtcp2-client']).toString().trim();
+  } catch {
+    return '?';
+  }
 }
 
-export interface RunnerPlan {
-  host: string;
-  port: number;
-  sni: string;
-  chacha20?: boolean;
-  timeout: number;
-  connections: RunnerConnectionPlan[];
-  /**
-   * ngtcp2 only: keep the client's frame trace (slower, so only for cases
-   * of small files), so that a failure quotes the CONNECTION_CLOSE or
-   * stateless reset the client received, if any.
-   */
-  traceFrames?: boolean;
+function ngtcp2Request(port: number, req: ClientRequest, timeoutMs: number): Promise<ClientResponse> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ngtcp2-'));
+  const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+  const args = ['--exit-on-all-streams-close', '--no-quic-dump', '--no-http-dump', `--timeout=${seconds}s`, `--download=${dir}`];
+  if (req.method !== 'GET') args.push('-m', req.method);
+  const body = req.body !== undefined ? Buffer.from(req.body) : req.bodyLen ? Buffer.alloc(req.bodyLen, 0x78) : undefined;
+  if (body) {
+    const file = path.join(dir, 'request-body');
+    fs.writeFileSync(file, body);
+    args.push('-d', file);
+  }
+  args.push('127.0.0.1', String(port), `https://127.0.0.1:${port}${req.path}`);
+  const started = Date.now();
+  return new Promise((resolve) => {
+    execFile(NGTCP2_CLIENT, args, { timeout: timeoutMs + 10000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+      const text = `${stdout}\n${stderr}`;
+      // The example client speaks only HTTP/3 (ALPN h3).
+      const res: ClientResponse = { status: null, headers: [], body: '', bodyBytes: 0, bodySha256: '', chunks: [], totalMs: 0, protocol: 'h3' };
+      // Debug lines: `http: stream 0x0 [name: value]`.
+      for (const m of text.matchAll(/^http: stream 0x0 \[([^:\]]+|:[a-z]+): (.*)\]$/gm)) {
+        if (m[1] === ':status') res.status = Number(m[2]);
+        else res.headers.push([m[1], m[2]]);
+      }
+      // --download names the file after the path's last segment.
+      const file = path.join(dir, path.basename(req.path) || 'index.html');
+      if (fs.existsSync(file)) {
+        const got = fs.readFileSync(file);
+        res.body = got.toString('utf8');
+        res.bodyBytes = got.length;
+        res.bodySha256 = createHash('sha256').update(got).digest('hex');
+      }
+      res.totalMs = Date.now() - started;
+      if (res.status === null) res.error = error ? `${error.message.split('\n')[0]}` : 'no response';
+      fs.rmSync(dir, { recursive: true, force: true });
+      resolve(res);
+    });
+  });
 }
 
-export interface RunnerConnectionResult {
-  handshake: boolean;
-  resumed: boolean | null;
-  early_data_accepted: boolean | null;
-  cipher: string | null;
-  key_updated: boolean | null;
-  migrated: boolean | null;
-  error: string | null;
-}
-
-export interface RunnerResponse {
-  connection: number;
-  path: string;
-  status: number | null;
-  length: number;
-  sha256: string;
-  error: string | null;
-}
-
-export interface RunnerResult {
-  connections: RunnerConnectionResult[];
-  responses: RunnerResponse[];
-  error: string | null;
-}
-
-export interface RunnerClient {
-  name: string;
-  version: string;
-  /** Why this client cannot express the plan at all, or null. */
-  cannot(plan: RunnerPlan): string | null;
-  run(plan: RunnerPlan): Promise<RunnerResult>;
-}
-
-const RUNNER_PY = path.join(ROOT, 'test', 'helpers', 'clients', 'runner_client.py');
-
-export function aioquicRunner(): RunnerClient {
-  return {
-    name: 'aioquic',
-    version: 'aioquic 1.7 (Python): `test/helpers/clients/runner_client.py`',
-    cannot: () => null,
-    run: (plan) => runJsonProcess<RunnerResult>(PYTHON, [RUNNER_PY], plan, 'runner_client.py'),
-  };
-}
-
-export function quicGoRunner(): RunnerClient {
-  buildQuicGo();
-  return {
-    name: 'quic-go',
-    version: 'quic-go v0.59.0 (Go): `test/helpers/clients/quicgo/runner.go`',
-    // ChaCha20 alone through the TLS 1.3 suite lists crypto/tls keeps
-    // reachable for quic-go; a key update is quic-go's own, after its first
-    // 100 packets (no API asks for one), seen by a qlog tracer.
-    cannot: () => null,
-    run: (plan) => runJsonProcess<RunnerResult>(QUICGO_BIN, ['runner'], plan, 'quicgo-interop runner'),
-  };
-}
-
-/** ngtcp2's example client: one process per connection, options for each feature, files from --download. */
-export function ngtcp2Runner(): RunnerClient {
+export function ngtcp2Client(): H3Client {
   return {
     name: 'ngtcp2',
-    version: 'ngtcp2 0.12 example client (`gtlsclient`, Debian ngtcp2-client, C, GnuTLS)',
-    cannot: () => null,
-    async run(plan) {
+    version: `ngtcp2 example client gtlsclient ${ngtcp2Version()} (Debian ngtcp2-client, C, nghttp3, GnuTLS)`,
+    cannot: (req) =>
+      req.headers.length > 0
+        ? 'the example client has no option to add request header fields (no authorization, no cookie)'
+        : req.uploadBytes
+          ? 'the example client sends a body only from a file, with its length known'
+          : null,
+    cannotWebTransport: 'the example client only sends GET/POST requests to URIs: no extended CONNECT, no WebTransport streams or datagrams',
+    async fetch(port, reqs, { timeoutMs = 5000 } = {}) {
+      const out: ClientResponse[] = [];
+      for (const r of reqs) out.push(await ngtcp2Request(port, r, timeoutMs));
+      return out;
+    },
+    async runPlan(plan) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ngtcp2-runner-'));
       const result: RunnerResult = { connections: [], responses: [], error: null };
       const deadline = Date.now() + plan.timeout * 1000;
@@ -123,9 +95,9 @@ export function ngtcp2Runner(): RunnerClient {
       }
       return result;
     },
+    close: async () => {},
   };
 }
-
 /** The example client's last lines that are not packet or timer traces, and the close it received (from a frame trace). */
 function lastWords(text: string): string {
   const lines = text.split('\n');

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { runPythonClient } from './h3client';
 
-const CLIENT = path.resolve(__dirname, 'clients', 'wt_client.py');
+const CLIENT = path.join(__dirname, 'wt_client.py');
 
 export type WtAction = { op: string; [key: string]: unknown };
 

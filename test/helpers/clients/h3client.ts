@@ -1,10 +1,10 @@
 // Drives test/helpers/clients/h3client.py: aioquic, an HTTP/3 stack independent of
 // quiche, from the project-local virtualenv that scripts/setup-python.sh makes.
 import path from 'node:path';
-import { PYTHON, ROOT } from './paths';
-import { runJsonProcess } from './process';
+import { CLIENTS, PYTHON } from '../paths';
+import { runJsonProcess } from '../process';
 
-const CLIENT = path.join(ROOT, 'test', 'helpers', 'clients', 'h3client.py');
+const CLIENT = path.join(CLIENTS, 'h3client.py');
 
 export interface PlannedRequest {
   method?: string;
