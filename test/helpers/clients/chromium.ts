@@ -160,10 +160,10 @@ async function pageFetch(target: OriginPage, req: ClientRequest, upload: 'stream
   // fetch() follows a redirect (with 'manual' the browser aborts the
   // request and reports no response at all); the redirect's own answer is
   // the response of the request the followed one was redirected from.
-  let redirect: Response | null = null;
+  const hop: { response: Response | null } = { response: null };
   const onRequest = async (followed: Request) => {
     const from = followed.redirectedFrom();
-    if (from?.url() === url) redirect = await from.response();
+    if (from?.url() === url) hop.response = await from.response();
   };
   target.page.on('request', onRequest);
   try {
@@ -171,8 +171,8 @@ async function pageFetch(target: OriginPage, req: ClientRequest, upload: 'stream
     let response: Response | null | undefined;
     if (x.redirected) {
       // The request event reaches this process asynchronously; on a busy machine well after fetch() resolved.
-      for (let waited = 0; !redirect && waited < 3000; waited += 20) await new Promise((ok) => setTimeout(ok, 20));
-      response = redirect;
+      for (let waited = 0; !hop.response && waited < 3000; waited += 20) await new Promise((ok) => setTimeout(ok, 20));
+      response = hop.response;
       if (!response) x.error = 'redirected, but the browser reported no redirect response';
       else Object.assign(x, { status: response.status(), body: '', bodyBytes: 0, bodySha256: '', chunks: [] });
     } else if (x.status !== null) {
