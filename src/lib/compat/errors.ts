@@ -63,6 +63,18 @@ export function writeAfterEnd(): NodeStyleError<Error> {
   return withCode(new Error('write after end'), 'ERR_STREAM_WRITE_AFTER_END');
 }
 
+/**
+ * node:http's error (and message) for a body that disagrees with the
+ * content-length the response declared: RFC 9114 section 4.1.2 makes such a
+ * message malformed, so it never goes out as a complete one.
+ */
+export function contentLengthMismatch(bodyBytes: number, declared: number): NodeStyleError<Error> {
+  return withCode(
+    new Error(`Response body's content-length of ${bodyBytes} byte(s) does not match the content-length of ${declared} byte(s) set in header`),
+    'ERR_HTTP_CONTENT_LENGTH_MISMATCH',
+  );
+}
+
 export function streamDestroyed(method: string): NodeStyleError<Error> {
   return withCode(new Error(`Cannot call ${method} after a stream was destroyed`), 'ERR_STREAM_DESTROYED');
 }

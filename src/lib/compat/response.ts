@@ -22,9 +22,11 @@ import type { Http3StreamSocket } from './socket';
 import { TickQueue } from './tick-queue';
 import { DROP, fieldKey, OutgoingValue, validateField, wireValue } from './header-rules';
 import { OutgoingFields } from './outgoing-fields';
+import { BodyLength, declaredLength, UNDECLARED } from './declared-length';
 import {
   fieldSectionSize,
   headersAlreadySent,
+  contentLengthMismatch,
   headersTooLarge,
   informationalStatusNotAllowed,
   invalidArgType,
@@ -87,6 +89,8 @@ export class Http3ServerResponse extends Stream {
   #destroyed = false;
   #error: Error | undefined;
   #needDrain = false;
+  /** The content-length the header section declared, and the body bytes sent against it. */
+  #length = new BodyLength(UNDECLARED);
   /** write() callbacks waiting for 'drain' (or for the end), in order. */
   #waiting: WriteCallback[] | undefined;
 
@@ -327,8 +331,29 @@ export class Http3ServerResponse extends Stream {
     if (this.#headersOnWire || this.#ending || this.#destroyed || !this.#bodyAllowed()) return;
     const fields = this.#fieldLines(-1);
     if (!this.#fits('header', fields)) return;
+    this.#declareLength();
     this.#headersOnWire = true;
     this.#stream.sendHeaders(this.#status, fields, false);
+  }
+
+  /** The header section is about to go out: hold the body to the content-length it carries, if any. */
+  #declareLength(): void {
+    this.#length = new BodyLength(declaredLength(this.#headers.get('content-length')));
+  }
+
+  /**
+   * The body disagrees with the declared content-length: the message must
+   * not go out complete, so the stream is reset (H3_INTERNAL_ERROR) and the
+   * error goes to the callback, to 'error' listeners, and to the log when
+   * nobody listens.
+   */
+  #lengthMismatch(bodyBytes: number, callback?: WriteCallback): void {
+    const error = contentLengthMismatch(bodyBytes, this.#length.declared);
+    if (callback) process.nextTick(callback, error);
+    if (this.listenerCount('error') === 0) {
+      this.#link.logger.warn(`${error.code}: ${error.message} (response to ${this.req.method} ${this.req.url}); stream reset`);
+    }
+    this.destroy(error);
   }
 
   /**
@@ -369,6 +394,8 @@ export class Http3ServerResponse extends Stream {
     const out: string[] = [];
     headers.pushLines(out, wireValue);
     if (this.#sendDate && !headers.has('date')) out.push('date', httpDate());
+    // RFC 9110 section 8.6: never a content-length on a 204 (node:http drops it too).
+    if (this.#status === 204) return headers.has('content-length') ? withoutField(out, 'content-length') : out;
     if (contentLength >= 0 && !this.#noAutoLength && !headers.has('content-length')) out.push('content-length', String(contentLength));
     return out;
   }
@@ -398,7 +425,8 @@ export class Http3ServerResponse extends Stream {
     for (const name of Object.keys(hints)) {
       const lower = fieldKey(name);
       const v = validateField(lower, hints[name]);
-      if (v === DROP) continue;
+      // An informational response has no content (RFC 9110 section 15.2).
+      if (v === DROP || lower === 'content-length') continue;
       if (typeof v === 'string') fields.push(lower, wireValue(v));
       else for (const x of v) fields.push(lower, wireValue(x));
     }
@@ -445,9 +473,18 @@ export class Http3ServerResponse extends Stream {
     if (!this.#headersOnWire) {
       const fields = this.#fieldLines(-1);
       if (!this.#fits('header', fields)) return false;
+      this.#declareLength();
+      if (!this.#length.fits(data.length)) {
+        this.#lengthMismatch(data.length, callback);
+        return false;
+      }
       this.#headersOnWire = true;
       this.#stream.sendHeaders(this.#status, fields, false);
+    } else if (!this.#length.fits(data.length)) {
+      this.#lengthMismatch(this.#length.sent + data.length, callback);
+      return false;
     }
+    this.#length.sent += data.length;
     if (data.length > 0) this.#stream.sendData(data, false);
     // "Above sendHighWater" is exactly when the core promises onDrain.
     if (this.#stream.sendPending > this.#stream.sendHighWater) this.#needDrain = true;
@@ -490,6 +527,10 @@ export class Http3ServerResponse extends Stream {
     if (!this.#headersOnWire) {
       const fields = this.#fieldLines(bodyAllowed ? body.length : -1);
       if (!this.#fits('header', fields)) return;
+      if (bodyAllowed) {
+        this.#declareLength();
+        if (!this.#length.completesWith(body.length)) return this.#lengthMismatch(body.length);
+      }
       this.#headersOnWire = true;
       if (!bodyAllowed) {
         s.respond(status, fields, EMPTY);
@@ -501,6 +542,8 @@ export class Http3ServerResponse extends Stream {
         // The fast path: status, fields, body and end in one command.
         s.respond(status, fields, body);
       }
+    } else if (bodyAllowed && !this.#length.completesWith(body.length)) {
+      return this.#lengthMismatch(this.#length.sent + body.length);
     } else if (bodyAllowed && this.#trailers) {
       if (body.length > 0) s.sendData(body, false);
       s.sendTrailers(this.#trailers);
@@ -622,6 +665,13 @@ export class Http3ServerResponse extends Stream {
   /** No-ops: each write is handed to the core at once. */
   cork(): void {}
   uncork(): void {}
+}
+
+/** Field lines (name, value, ...) without the lines of one field. */
+function withoutField(lines: string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i += 2) if (lines[i] !== name) out.push(lines[i], lines[i + 1]);
+  return out;
 }
 
 function checkName(name: unknown): string {

@@ -39,6 +39,28 @@ PATTERN_PERIOD = 251
 MAX_CHUNK_RECORDS = 2000
 
 
+class NoContentAwareH3Connection(H3Connection):
+    """aioquic 1.7.2 holds every response to its content-length, HEAD
+    answers and 304s included, and closes the connection (H3_MESSAGE_ERROR)
+    when the body differs. On those two the field describes the body a GET
+    would get (RFC 9110 sections 8.6, 9.3.2 and 15.4.5) and no content
+    follows, so the check is skipped for them, as browsers and quic-go do."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.no_content_streams = set()
+
+    def _decode_headers(self, stream_id, frame):
+        headers = super()._decode_headers(stream_id, frame)
+        if (b":status", b"304") in headers:
+            self.no_content_streams.add(stream_id)
+        return headers
+
+    def _check_content_length(self, stream):
+        if stream.stream_id not in self.no_content_streams:
+            super()._check_content_length(stream)
+
+
 def ms(since):
     return round((time.monotonic() - since) * 1000, 3)
 
@@ -54,6 +76,7 @@ class Exchange:
         self.error = None
         self.sent_bytes = None
         self.trailers = None
+        self.interim = []
         # discard_body: count and hash the body instead of keeping it;
         # body_keep: keep at most this many bytes of it (hashing it all).
         self.discard = False
@@ -94,6 +117,7 @@ class Exchange:
             "elapsed_ms": round((end - self.started) * 1000, 3),
             "sent_bytes": self.sent_bytes,
             "trailers": self.trailers,
+            "interim": self.interim,
             "body_length": self.body_len,
             "body_sha256": self.sha.hexdigest(),
             "stopped": self.stopped,
@@ -124,7 +148,7 @@ class Exchange:
 class Client(QuicConnectionProtocol):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.h3 = H3Connection(self._quic)
+        self.h3 = NoContentAwareH3Connection(self._quic)
         self.exchanges = {}
         self.terminated = None
         # When set, leaving the connect() block sends no CONNECTION_CLOSE:
@@ -183,7 +207,11 @@ class Client(QuicConnectionProtocol):
                 continue
             if isinstance(ev, HeadersReceived):
                 lines = [[n.decode("latin-1"), v.decode("latin-1")] for n, v in ev.headers]
-                if ex.status is None:
+                status = dict(ev.headers).get(b":status", b"")
+                if ex.status is None and len(status) == 3 and status.startswith(b"1"):
+                    # An interim response (100, 103): kept apart, the final one follows.
+                    ex.interim.append(lines)
+                elif ex.status is None:
                     ex.headers_ms = ms(ex.started)
                     ex.headers = lines
                     for n, v in ev.headers:
@@ -254,6 +282,8 @@ class Client(QuicConnectionProtocol):
             ex.stop_after = int(spec["stop_after_bytes"])
             ex.stop_code = int(spec.get("stop_code", H3_REQUEST_CANCELLED))
         self.exchanges[stream_id] = ex
+        if spec.get("method", "GET") == "HEAD":
+            self.h3.no_content_streams.add(stream_id)
         if spec.get("raw_headers") is not None:
             headers = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in spec["raw_headers"]]
         else:

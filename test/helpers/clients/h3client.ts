@@ -57,6 +57,8 @@ export interface H3Response {
   elapsed_ms: number;
   /** With body_generate: how many body bytes the client handed to QUIC. */
   sent_bytes: number | null;
+  /** Interim responses (1xx) before the final one, each as its field lines. */
+  interim: [string, string][][];
   /** The trailer section, when the response had one. */
   trailers: [string, string][] | null;
   body_length: number;
