@@ -149,7 +149,10 @@ export class Exchanges implements StreamServerEvents, WebTransportEvents {
     const status = res.status;
     this.server.emit('response', ex.req, status);
     this.logger.debug?.(`response ${status} to ${ex.req.method} ${ex.req.path} (connection ${ex.req.connectionId})`);
-    ex.stream.respond(status, fields, body);
+    // Routing ignores the method (the spec), but a HEAD answer, a 204 and a
+    // 304 carry no content (RFC 9110 sections 9.3.2, 15.3.5, 15.4.5).
+    const noContent = ex.req.method === 'HEAD' || status === 204 || status === 304;
+    ex.stream.respond(status, fields, noContent ? EMPTY : body);
   }
 
   private finish(ex: Exchange): void {

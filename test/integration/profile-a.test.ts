@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { BEARER_TOKEN, SESSION_COOKIE } from '../../src/demo';
 import { handleProfileA } from '../../src/demo/profiles/profile-a';
 import { field, request, runClient } from '../helpers/clients/h3client';
+import { quicGoClient } from '../helpers/clients/quic-go';
 import { onWorkers, startOnWorkers, startServer } from '../helpers/server';
 import type { Http3Server } from '../../src';
 
@@ -47,6 +48,20 @@ for (const workers of [1, 2]) describe(`Profile A over HTTP/3 (aioquic client)${
       assert.equal(field(res, 'content-type'), 'text/plain');
       assert.match(res.body_text, /not found/);
     }
+  });
+
+  it('HEAD is routed like GET but answers without content (RFC 9110 section 9.3.2): /login, /secret, a 404; quic-go agrees', async () => {
+    const login = await request(port, { method: 'HEAD', path: '/login' });
+    assert.equal(login.status, 200);
+    assert.equal(field(login, 'set-cookie'), SESSION_COOKIE);
+    assert.equal(field(login, 'content-type'), 'text/plain');
+    assert.deepEqual({ body: login.body_text, ended: login.ended, reset: login.reset_code }, { body: '', ended: true, reset: null });
+    const secret = await request(port, { method: 'HEAD', path: '/secret', headers: [['authorization', `Bearer ${BEARER_TOKEN}`]] });
+    assert.deepEqual({ status: secret.status, body: secret.body_text }, { status: 200, body: '' });
+    const nope = await request(port, { method: 'HEAD', path: '/nope' });
+    assert.deepEqual({ status: nope.status, type: field(nope, 'content-type'), body: nope.body_text }, { status: 404, type: 'text/plain', body: '' });
+    const [go] = await quicGoClient().fetch(port, [{ method: 'HEAD', path: '/login', headers: [] }], { timeoutMs: 10000 });
+    assert.deepEqual({ status: go.status, bytes: go.bodyBytes, error: go.error }, { status: 200, bytes: 0, error: undefined });
   });
 
   describe('authorization rule for /secret', () => {
