@@ -85,7 +85,7 @@ export class Http3ServerRequest extends DormantReadable {
 
   /** Field lines folded with Node's duplicate rules, pseudo-headers included (as node:http2 has them). */
   get headers(): IncomingHeaders {
-    return (this.#headers ??= foldRequestLines(this.#stream.lines));
+    return (this.#headers ??= foldRequestLines(this.#stream.lines, !this.#stream.complete || this.#stream.bufferedBody.length > 0));
   }
   set headers(value: IncomingHeaders) {
     this.#headers = value;
@@ -244,14 +244,29 @@ export class Http3ServerRequest extends DormantReadable {
   }
 }
 
-/** The request's headers object: Node's duplicate rules, and Host filled in from :authority. */
-function foldRequestLines(lines: readonly string[]): IncomingHeaders {
+/**
+ * The request's headers object: Node's duplicate rules, Host filled in from
+ * :authority, and `transfer-encoding: chunked` for a body of unknown length.
+ */
+function foldRequestLines(lines: readonly string[], bodyMayFollow: boolean): IncomingHeaders {
   const headers = foldFieldLines(lines, Object.create(null) as IncomingHeaders);
   // HTTP/3 clients send :authority instead of Host (RFC 9114 section
   // 4.3.1); code written for HTTP/1 (Express's req.hostname, vhost
   // routers) reads Host, so a missing one is filled in from :authority,
   // as a gateway to HTTP/1.1 must. rawHeaders stays as received.
   if (headers.host === undefined && headers[':authority'] !== undefined) headers.host = headers[':authority'];
+  // HTTP/3 frames a body by DATA frames and FIN, so a body of unknown length
+  // (fetch() with a ReadableStream, most HTTP/3 clients' uploads) comes with
+  // neither content-length nor transfer-encoding. Body parsers built on
+  // type-is (express.json(), express.urlencoded(), express.text(),
+  // koa-bodyparser) take that to mean "no body" and skip it. The same body
+  // over HTTP/1.1 would carry `transfer-encoding: chunked`, so that is what
+  // the headers object says when body bytes came with the header section or
+  // the stream did not end with it, and no content-length came; rawHeaders
+  // stays as received.
+  if (bodyMayFollow && headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) {
+    headers['transfer-encoding'] = 'chunked';
+  }
   return headers;
 }
 

@@ -25,7 +25,8 @@ export interface ClientRequest {
    * Send a content-length for the body. Default: yes for `body` and
    * `bodyLen` (curl, browsers and Go send one for a body of known length),
    * no for `uploadBytes` (framed by DATA frames and FIN alone, as fetch()
-   * sends a ReadableStream). Only aioquic lets a test choose.
+   * sends a ReadableStream). aioquic and Chromium (which then sends `body`
+   * as a ReadableStream) let a test choose; quic-go cannot leave it out.
    */
   contentLength?: boolean;
 }

@@ -30,7 +30,12 @@ const PAGE_FETCH = `async (r) => {
   const PERIOD = ${PATTERN_PERIOD};
   const CHUNK = 64 * 1024;
   const init = { method: r.method, headers: r.headers, credentials: 'same-origin', cache: 'no-store', redirect: 'follow' };
-  if (r.body !== undefined) init.body = r.body;
+  if (r.body !== undefined && r.contentLength === false) {
+    // The one way a browser sends a body without content-length: a stream.
+    const bytes = new TextEncoder().encode(r.body);
+    init.body = new ReadableStream({ start(controller) { controller.enqueue(bytes); controller.close(); } });
+    init.duplex = 'half';
+  } else if (r.body !== undefined) init.body = r.body;
   if (r.bodyLen) init.body = 'x'.repeat(r.bodyLen);
   if (r.uploadBytes) {
     const base = new Uint8Array(CHUNK + PERIOD);

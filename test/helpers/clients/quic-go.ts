@@ -49,7 +49,7 @@ export function quicGoClient(): H3Client {
   return {
     name: 'quic-go',
     version: `quic-go ${goModVersion('github.com/quic-go/quic-go')} http3 client, webtransport-go ${goModVersion('github.com/quic-go/webtransport-go')} (Go)`,
-    cannot: () => null,
+    cannot: (req) => (req.contentLength === false && (req.body !== undefined || req.bodyLen) ? "Go's http client sends a body of known length with its content-length" : null),
     cannotWebTransport: null,
     async fetch(port, reqs, { host = '127.0.0.1', timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
       const authority = host.includes(':') ? `[${host}]` : host;
