@@ -198,3 +198,43 @@ describe('response framing: a declared content-length is kept or the stream is r
     assert.deepEqual(res.interim[0], [[':status', '103'], ['link', '</a.css>; rel=preload; as=style']]);
   });
 });
+
+describe('no stream can stall another', function () {
+  this.timeout(60000);
+  const KINDS: Record<string, (res: Http3ServerResponse) => void> = {
+    misframes: (res) => (res.setHeader('content-length', '10'), res.end('short')),
+    'throws before its headers': () => {
+      throw new Error('thrown on purpose before headers');
+    },
+    'throws after its headers': (res) => {
+      res.writeHead(200);
+      res.write('partial');
+      throw new Error('thrown on purpose after headers');
+    },
+    'never ends': (res) => (res.writeHead(200), res.write('and then nothing')),
+    'is destroyed': (res) => (res.write('a little'), res.destroy(new Error('destroyed on purpose'))),
+  };
+
+  for (const [kind, misbehave] of Object.entries(KINDS)) {
+    it(`20 streams on one connection, one of which ${kind}: the 19 others are answered`, async () => {
+      const { server, port } = await start((req, res) => {
+        if (req.url === '/bad') return misbehave(res);
+        // The good ones answer a little later, so the bad one is already misbehaving.
+        setTimeout(() => res.end(`ok ${req.url}`), 50);
+      }, new MemoryLogger());
+      try {
+        const paths = Array.from({ length: 20 }, (_, i) => (i === 7 ? '/bad' : `/ok/${i}`));
+        const r = await runClient(port, { timeout: 8, sequential: false, requests: paths.map((path) => ({ path })) });
+        assert.ok(r.connected, r.handshake_error ?? '');
+        r.responses.forEach((res, i) => {
+          if (paths[i] === '/bad') return;
+          assert.deepEqual({ status: res.status, body: res.body_text, reset: res.reset_code }, { status: 200, body: `ok ${paths[i]}`, reset: null }, paths[i]);
+        });
+        const bad = r.responses[7];
+        assert.ok(bad.status === 500 || bad.reset_code !== null || bad.error !== null, `the bad one did not end cleanly: ${JSON.stringify(bad).slice(0, 200)}`);
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    });
+  }
+});
