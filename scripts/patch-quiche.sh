@@ -3,9 +3,9 @@
 # our patches (native/patches/quiche-<version>-*.patch), for Cargo.toml's
 # [patch.crates-io]. Why each patch exists: its own header, and docs/design.md
 # ("Migration" for 01, "Packet size" for 02 and 04, "Pacing" for 03,
-# "Handshakes under loss" for 05 and 06, "Hashing stream IDs" for 07, 08
-# and 09, "Per-packet work in quiche's send" for 10 and 12, "Several STREAM
-# frames in a packet" for 11).
+# "Handshakes under loss" for 05 and 06, "Hashing stream IDs" for 08,
+# "Per-packet work in quiche's send" for 10 and 12, "Several STREAM frames
+# in a packet" for 11; 07 and 09 were dropped, docs/quiche-patches.md).
 # Does nothing when the tree there already carries exactly these patches.
 set -euo pipefail
 cd "$(dirname "$0")/.."

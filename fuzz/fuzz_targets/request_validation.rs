@@ -1,6 +1,7 @@
 //! Request validation (native/src/h3/request.rs) behind quiche's QPACK
 //! decoder, as the server runs it: the input is a HEADERS payload decoded
-//! with the server's field-section limit, then checked as a request and as
+//! with the server's field-section limit (through the core's memo of
+//! Huffman strings, FieldLines::decode), then checked as a request and as
 //! trailers. Whatever is accepted must satisfy RFC 9114 section 4.3.1 and
 //! 4.2: a method, lowercase valid names, no CR/LF/NUL in values, no
 //! connection-specific fields, and a path unless it is a plain CONNECT.
@@ -23,7 +24,7 @@ fn check_value(v: &[u8]) {
 fuzz_target!(|input: &[u8]| {
     let mut decoder = quiche::h3::qpack::Decoder::new();
     let mut lines = FieldLines::for_block(input.len());
-    if decoder.decode_to(input, 16 * 1024, &mut lines).is_err() {
+    if lines.decode(&mut decoder, input, 16 * 1024).is_err() {
         return;
     }
     if validate_trailers(&lines).is_ok() {

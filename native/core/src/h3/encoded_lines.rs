@@ -10,8 +10,8 @@
 //! so a line's bytes depend on the line alone, and the bytes kept are the
 //! ones quiche produced for it. What goes out on the wire does not change.
 //!
-//! Bounded: a set-associative memo (native/set-memo, the one the patched
-//! quiche's Huffman decoder keeps too) of `SETS` sets of `WAYS` lines of at
+//! Bounded: a set-associative memo (native/set-memo, the one the Huffman
+//! memo of h3/field_lines.rs uses too) of `SETS` sets of `WAYS` lines of at
 //! most `LINE_MAX` bytes each; within a set the line used longest ago makes
 //! room.
 
