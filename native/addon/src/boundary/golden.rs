@@ -4,15 +4,15 @@
 //! Each side checks its encoder against the committed bytes and decodes the
 //! other side's, so a change to either half of the protocol that the other
 //! does not follow fails here or there. `UPDATE_GENERATED=1` rewrites
-//! test/golden/events.bin from the encoder.
+//! test/unit/golden/events.bin from the encoder.
 
 use super::codes::{abort_reason, close_how, command_kind, event_kind as kind, log_level, request_flag, wt_stream};
 use super::commands::{Command, CommandReader, What};
 use super::events::EventBatch;
 use h3core::h3::request::validate_request;
 
-const EVENTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/test/golden/events.bin");
-const COMMANDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/test/golden/commands.bin");
+const EVENTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/test/unit/golden/events.bin");
+const COMMANDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/test/unit/golden/commands.bin");
 
 /// The largest stream ID an f64 carries exactly that is a client bidi ID.
 const BIG_STREAM: u64 = (1 << 53) - 4;
@@ -85,7 +85,7 @@ fn golden_batch_holds_every_event_kind() {
     assert_eq!(kinds, all);
 }
 
-/// test/golden/commands.bin is written by TypeScript's CommandWriter: one
+/// test/unit/golden/commands.bin is written by TypeScript's CommandWriter: one
 /// RESPOND with fields and a body, one without either, then one of each
 /// stream command: a 103, a final head without FIN, DATA, trailers (status
 /// 0), CONSUMED, RESET, STOP_SENDING, OPEN_STREAM, DATAGRAM and
@@ -93,7 +93,7 @@ fn golden_batch_holds_every_event_kind() {
 #[test]
 fn commands_from_typescript_decode() {
     assert_eq!(command_kind::ALL.len(), 9, "a new command kind needs a case here and in test/boundary.test.ts");
-    let golden = std::fs::read(COMMANDS).expect("test/golden/commands.bin");
+    let golden = std::fs::read(COMMANDS).expect("test/unit/golden/commands.bin");
     let mut reader = CommandReader::new(&golden);
     let Some(Ok(Command::Respond(r))) = reader.next_command() else { panic!("first command") };
     assert_eq!((r.conn, r.stream, r.status), (7, (1 << 53) - 4, 200));
