@@ -4,6 +4,8 @@
 // responses may not carry. Each case runs on one aioquic connection with a
 // plain GET after it, which must still be answered.
 import assert from 'node:assert/strict';
+import http2 from 'node:http2';
+import https from 'node:https';
 import { createSecureServer, Http3RequestListener, Http3SecureServer, Http3ServerResponse } from '../../src/index';
 import type { Logger } from '../../src/lib/log';
 import { field, H3Response, runClient } from '../helpers/clients/h3client';
@@ -237,4 +239,77 @@ describe('no stream can stall another', function () {
       }
     });
   }
+});
+
+describe('response framing on the TCP side (node:http2 and node:http under createSecureServer)', function () {
+  this.timeout(30000);
+
+  async function tcpCase(handler: (res: Http3ServerResponse) => void) {
+    const events: string[] = [];
+    const logger = new MemoryLogger();
+    const server = createSecureServer({ warnDemoIdentity: false, allowHTTP1: true, logger }, (req, res) => {
+      if (req.url === '/after') return res.end('still here');
+      res.on('error', (e: Error & { code?: string }) => events.push(`error ${e.code}`));
+      res.on('finish', () => events.push('finish'));
+      handler(res as Http3ServerResponse);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false });
+      session.on('error', () => {});
+      const h2 = await new Promise<{ status?: number; body: string; rst?: number }>((resolve) => {
+        const s = session.request({ ':path': '/case' });
+        let body = '';
+        let status: number | undefined;
+        s.on('response', (h) => (status = Number(h[':status'])));
+        s.on('data', (d) => (body += d));
+        s.on('close', () => resolve({ status, body, rst: s.rstCode }));
+        s.on('error', () => {});
+      });
+      const after = await new Promise<string>((resolve) => {
+        const s = session.request({ ':path': '/after' });
+        let body = '';
+        s.on('data', (d) => (body += d));
+        s.on('end', () => resolve(body));
+      });
+      session.close();
+      const h1 = await new Promise<{ status?: number; body: string; error?: string }>((resolve) => {
+        const r = https.request({ host: '127.0.0.1', port, path: '/case', rejectUnauthorized: false }, (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode, body }));
+          res.on('error', (e) => resolve({ status: res.statusCode, body, error: e.message }));
+        });
+        r.on('error', (e) => resolve({ body: '', error: e.message }));
+        r.end();
+      });
+      return { h2, after, h1, events };
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+
+  for (const [name, handler] of [
+    ["content-length 5, end('abc')", (r: Http3ServerResponse) => (r.setHeader('content-length', '5'), r.end('abc'))],
+    ["content-length 3, write('hello')", (r: Http3ServerResponse) => (r.setHeader('content-length', '3'), r.write('hello'), r.end())],
+  ] as const) {
+    it(`${name}: the HTTP/2 stream is reset (INTERNAL_ERROR), the HTTP/1.1 connection closed; 'error' ERR_HTTP_CONTENT_LENGTH_MISMATCH both times`, async () => {
+      const { h2, after, h1, events } = await tcpCase(handler);
+      assert.equal(h2.rst, http2.constants.NGHTTP2_INTERNAL_ERROR, JSON.stringify(h2));
+      assert.equal(h2.body, '');
+      assert.equal(after, 'still here', 'the HTTP/2 connection still answers');
+      assert.ok(h1.error, `HTTP/1.1 did not end cleanly: ${JSON.stringify(h1)}`);
+      // node:http2's compat emits 'finish' whenever its stream closes, reset or not (compat.js onStreamCloseResponse).
+      assert.deepEqual(events.filter((e) => e !== 'finish'), ['error ERR_HTTP_CONTENT_LENGTH_MISMATCH', 'error ERR_HTTP_CONTENT_LENGTH_MISMATCH']);
+      assert.ok(events.filter((e) => e === 'finish').length <= 1, events.join());
+    });
+  }
+
+  it('a matching content-length is untouched on both', async () => {
+    const { h2, h1, events } = await tcpCase((r) => (r.setHeader('content-length', '5'), r.write('he'), r.end('llo')));
+    assert.deepEqual({ status: h2.status, body: h2.body, rst: h2.rst }, { status: 200, body: 'hello', rst: 0 });
+    assert.deepEqual(h1, { status: 200, body: 'hello' });
+    assert.deepEqual(events, ['finish', 'finish']);
+  });
 });

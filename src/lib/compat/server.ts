@@ -168,7 +168,7 @@ export class Http3SecureServer extends EventEmitter {
     if (listener) this.on('request', listener);
     const tcp = options.tcp ?? true;
     this.#tcp =
-      typeof tcp === 'function' ? tcp(this) : tcp ? defaultTcpSide(this, () => this.#tls.pems(), options.allowHTTP1 ?? false) : undefined;
+      typeof tcp === 'function' ? tcp(this) : tcp ? defaultTcpSide(this, () => this.#tls.pems(), options.allowHTTP1 ?? false, this.#logger) : undefined;
   }
 
   /**

@@ -5,9 +5,11 @@
 import http2 from 'node:http2';
 import { startTcpSibling, TcpSibling } from '../tcp-sibling';
 import { pinHttp2Members, swapsHttp1Prototypes } from './express-shadow';
+import type { Logger } from '../log';
+import { holdToDeclaredLength } from './tcp-length';
 import type { Http3SecureServer, TcpSide } from './server';
 
-export function defaultTcpSide(server: Http3SecureServer, pems: () => { cert: Buffer; key: Buffer }, allowHTTP1: boolean): TcpSide {
+export function defaultTcpSide(server: Http3SecureServer, pems: () => { cert: Buffer; key: Buffer }, allowHTTP1: boolean, logger: Logger): TcpSide {
   let sibling: TcpSibling | undefined;
   return {
     async listen(port, host) {
@@ -32,6 +34,7 @@ export function defaultTcpSide(server: Http3SecureServer, pems: () => { cert: Bu
           if (req instanceof http2.Http2ServerRequest && listeners.some(swapsHttp1Prototypes)) {
             pinHttp2Members(req, res as http2.Http2ServerResponse);
           }
+          holdToDeclaredLength(req, res, logger);
           server.emit('request', req, res);
         },
         onError: (e) => server.emit('error', e),
