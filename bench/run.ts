@@ -1,4 +1,4 @@
-// The benchmark harness (issue 5): runs W1..W11 against this project and its
+// The benchmark harness: runs W1..W11 against this project and its
 // peers one after another in the same run, server and client pinned to
 // separate cores, prints a table, writes bench/results/<date>[-quick].json
 // and an SVG chart next to it. See bench/README.md.

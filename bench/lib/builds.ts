@@ -2,15 +2,15 @@
 // beside it: baseline.ts), and how each one's native-handler path starts,
 // which depends on the design the checkout has:
 //
-//   before issue 11: the bench answerer is part of every addon, switched on
+//   older checkouts: the bench answerer is part of every addon, switched on
 //     by H3_BENCH_NATIVE_HANDLER=a|c in the launcher's environment;
-//   since issue 11: the launcher takes --native a|c (the library reads no
+//   newer ones: the launcher takes --native a|c (the library reads no
 //     environment), and the answerer sits behind the cargo feature
 //     `bench-handler`, which the shipped addon does not enable: the bench
 //     builds a variant of the addon with it and adds --addon <file>.
 //
 // A checkout whose launcher takes --native but whose crates do not gate the
-// answerer yet (the two halves of issue 11 merged one after the other) runs
+// answerer yet (the two halves of that change landed one after the other) runs
 // --native on its shipped addon.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -51,7 +51,7 @@ export async function nativePath(root: string, name: string): Promise<NativePath
   return gated ? buildBenchVariant(root, name) : { kind: 'flag' };
 }
 
-/** Whether one of the checkout's crates declares the cargo feature (the design since issue 11). */
+/** Whether one of the checkout's crates declares the cargo feature (the newer design). */
 async function declaresBenchFeature(root: string): Promise<boolean> {
   const listed = await runProcess('git', ['-C', root, 'ls-files', '--', 'Cargo.toml', '*/Cargo.toml']);
   const declaration = new RegExp(`^\\s*${BENCH_FEATURE}\\s*=`, 'm');

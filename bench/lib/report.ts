@@ -330,7 +330,7 @@ export const bodyGoodput = (t: W10Row) => t.bytes / (t.seconds - t.head_seconds)
 const w10Goodput = (rows: W10Row[], variant: string, link: string, of: (t: W10Row) => number = (t) => t.mb_per_s) =>
   median(rows.filter((t) => t.variant === variant && t.link === link && !t.error).map(of));
 
-/** W10's checks (issue 14): goodput against Caddy on the lossy path, and the share of the bottleneck used. */
+/** W10's checks: goodput against Caddy on the lossy path, and the share of the bottleneck used. */
 export function w10Checks(rows: W10Row[]): Check[] {
   // 100 Mbit/s is 12.5 MB/s (decimal, as the client reports MB/s).
   const link = ((W10_LINKS.bottleneck.rateMbps ?? NaN) * 1e6) / 8 / 1e6;

@@ -1,4 +1,4 @@
-// W11 (issue 15): the same server on 1 and on 2 workers, Profile A's
+// W11: the same server on 1 and on 2 workers, Profile A's
 // `GET /login` with TypeScript handlers, measured by W1 (1 connection x 20
 // streams) and by W5's load (64 connections x 16 streams). The server is
 // pinned to its one core either way, as every server in this harness is

@@ -1,4 +1,4 @@
-// W9 (issue 13): WebTransport echo on one session, through the application
+// W9: WebTransport echo on one session, through the application
 // API (createSecureServer's sessions, bench/servers/h3-node-wt-app.mjs),
 // through the native echo (Profile B), and through webtransport-go's echo
 // server (bench/wtpeer), in the same run: bidirectional-stream echo MB/s,

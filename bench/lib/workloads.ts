@@ -88,7 +88,7 @@ export interface W8FileRead {
   cpu_s_per_gib: number;
 }
 
-/** W10's links (issue 14): a lossy long path, and a bottleneck. */
+/** W10's links: a lossy long path, and a bottleneck. */
 export const W10_LINKS: Record<string, LinkRules & { title: string; rateMbps?: number }> = {
   lossy: { title: '30 ms RTT, 1 % loss each way', delayMs: 15, loss: 0.01 },
   bottleneck: { title: '100 Mbit/s bottleneck, 20 ms RTT, 1-BDP drop-tail queue', delayMs: 10, rateMbps: 100 },
@@ -270,7 +270,7 @@ export class Workloads {
       const p = s.port ?? s.portA!;
       // Exact CPU (schedstat) for every h3-node row: W6 and the createSecureServer checks
       // compare them with each other to within a few percent, which /proc's ticks do not give.
-      // The TypeScript row's UDP syscalls per request from the native counters (issue 17's target).
+      // The TypeScript row's UDP syscalls per request from the native counters (target).
       const udp = variant === TS ? { counters: () => counters(s as H3NodeServer) } : {};
       this.keep('W1', variant, round, await measureW1(P, s, p, { exactCpu: variant !== 'caddy', ...udp }));
       // The API rows right after createServer's, its server idle meanwhile:

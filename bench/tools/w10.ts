@@ -1,4 +1,4 @@
-// W10 alone (issue 14's goodput over impaired links), for working on
+// W10 alone (goodput over impaired links), for working on
 // pacing and loss recovery without the full run: the same servers, relay,
 // client and cores as `npm run bench`, then W10's table and checks.
 //   node --import tsx bench/tools/w10.ts [--rounds 3] [--link lossy|bottleneck]

@@ -1,4 +1,4 @@
-// W11 alone (issue 15: one server on 1 and 2 workers): the same servers,
+// W11 alone (one server on 1 and 2 workers): the same servers,
 // client and cores as `npm run bench`, then W11's table and checks.
 //   node --import tsx bench/tools/w11.ts [--rounds 3] [--quick]
 import fs from 'node:fs';

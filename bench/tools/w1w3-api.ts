@@ -1,4 +1,4 @@
-// W1's and W3's createSecureServer-vs-createServer check alone (issue 12),
+// W1's and W3's createSecureServer-vs-createServer check alone,
 // with the two rows that tell the API's cost from the `date` field's:
 // createServer, createServer + date (its answers take createSecureServer's
 // packets), createSecureServer, and createSecureServer without `date` and

@@ -1,4 +1,4 @@
-// W6 alone (issue 17's server CPU per request over the native handler's):
+// W6 alone (server CPU per request over the native handler's):
 // W1 and W3 through createServer, createSecureServer, serve, the native
 // handler and the boundary floor (bench/servers/boundary-floor.mjs: the real core
 // with the least JavaScript per request), each started fresh per round in

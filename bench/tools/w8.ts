@@ -1,4 +1,4 @@
-// W8 alone (issue 12's one-connection transfers): the same servers, client
+// W8 alone (one-connection transfers): the same servers, client
 // and cores as `npm run bench`, one line per transfer.
 //   node --import tsx bench/tools/w8.ts [--rounds 3] [--quick] [--only compat,native,h2,caddy,stream] [--direction upload|download]
 import fs from 'node:fs';

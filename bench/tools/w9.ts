@@ -1,4 +1,4 @@
-// W9 alone (issue 13's WebTransport echo through the application API, the
+// W9 alone (WebTransport echo through the application API, the
 // native echo and webtransport-go): the same servers, client and cores as
 // `npm run bench`, then W9's table and checks.
 //   node --import tsx bench/tools/w9.ts [--rounds 3] [--quick]

@@ -1,4 +1,4 @@
-// The CLI's observability options (issue 7): log format and level, qlog,
+// The CLI's observability options: log format and level, qlog,
 // Prometheus metrics and the Profile B demo page. Kept apart from cli.ts so
 // that file stays the thin argument-to-API mapping it is.
 import { Command, InvalidArgumentError, Option } from 'commander';
