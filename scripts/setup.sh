@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything a fresh machine needs before build and test: Debian packages,
-# npm dependencies, the aioquic test client's virtualenv, and the quic-go
-# interop client.
+# npm dependencies, Node 22/24/26, the aioquic test client's virtualenv, the
+# quic-go interop client, and the linux-arm64-gnu addon with qemu-user to run
+# it (scripts/setup-arm64.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-system.sh
