@@ -7,15 +7,18 @@
 // fields (less `date` and `alt-svc`), body and the response's server-side
 // events must agree, or differ as the case's `differs` names (the README's
 // table). After every case the same connection answers a plain GET. Last,
-// a request the client aborts mid-body.
+// a request the client aborts mid-body, and a listener that throws.
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import https from 'node:https';
-import { createSecureServer } from '../../src/index';
+import path from 'node:path';
+import { createSecureServer, silentLogger } from '../../src/index';
 import type { ClientName, ClientRequest, ClientResponse, H3Client } from '../helpers/clients/adapter';
 import { aioquicClient } from '../helpers/clients/aioquic';
 import { quicGoClient } from '../helpers/clients/quic-go';
 import { b64, runClient } from '../helpers/clients/h3client';
+import { FIXTURES } from '../helpers/paths';
+import { runJsonProcess } from '../helpers/process';
 import { appVariants, closeServer, identity, listen, SecureServerFactory } from './apps';
 import { nodeHttp2Serve } from './apps/hono';
 import { CASES, DiffCase, ERROR_CODES, Req, Res } from './differential-cases';
@@ -337,6 +340,49 @@ describe('differential: a request the client aborts mid-body', function () {
     } finally {
       await closeServer(h3Server);
       await closeServer(h2Server);
+    }
+  });
+});
+
+describe('differential: a listener that throws', function () {
+  this.timeout(60000);
+
+  it("h3-node answers 500 before the headers and resets after them, and keeps serving; node:http2 lets both exceptions escape (uncaught) and the client waits", async () => {
+    // node:http2 in a process of its own: an uncaught exception would end this one.
+    const h2 = await runJsonProcess<{ before: { status: number | null; timedOut: boolean }; after: { status: number | null; body: string; timedOut: boolean }; uncaught: string[] }>(
+      process.execPath,
+      ['--import', 'tsx', path.join(FIXTURES, 'http2-throwing-listener.ts')],
+      undefined,
+      'http2-throwing-listener',
+    );
+    assert.deepEqual(h2.uncaught, ['thrown before the headers', 'thrown after the headers']);
+    assert.deepEqual({ status: h2.before.status, waited: h2.before.timedOut }, { status: null, waited: true });
+    assert.deepEqual({ status: h2.after.status, body: h2.after.body, waited: h2.after.timedOut }, { status: 200, body: 'partial', waited: true });
+
+    const server = createSecureServer({ ...identity(), tcp: false, warnDemoIdentity: false, logger: silentLogger }, (req, res) => {
+      if (req.url === '/after') return res.end('after');
+      if (req.url === '/before') throw new Error('thrown before the headers');
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('partial');
+      throw new Error('thrown after the headers');
+    });
+    const port = await listen(server, {});
+    try {
+      for (const client of [aioquicClient(), quicGoClient()]) {
+        const [before, afterHeaders, after] = await client.fetch(port, [
+          { method: 'GET', path: '/before', headers: [] },
+          { method: 'GET', path: '/after-headers', headers: [] },
+          { method: 'GET', path: '/after', headers: [] },
+        ], { timeoutMs: 10000 });
+        assert.deepEqual({ status: before.status, error: before.error }, { status: 500, error: undefined }, client.name);
+        // Headers, the first chunk and the reset leave in one turn of the core: the reset may overtake what was queued before it.
+        assert.ok(afterHeaders.error, `${client.name}: the stream was reset, not ended: ${JSON.stringify(afterHeaders).slice(0, 200)}`);
+        assert.ok(afterHeaders.status === null || afterHeaders.status === 200, client.name);
+        assert.ok('partial'.startsWith(afterHeaders.body), client.name);
+        assert.equal(after.body, 'after', `${client.name}: the connection keeps serving`);
+      }
+    } finally {
+      await closeServer(server);
     }
   });
 });
