@@ -90,7 +90,8 @@ export class Http3ServerResponse extends Stream {
   #error: Error | undefined;
   #needDrain = false;
   /** The content-length the header section declared, and the body bytes sent against it. */
-  #length = new BodyLength(UNDECLARED);
+  /** Only when the app declared one: most responses allocate nothing for it. */
+  #length: BodyLength | undefined;
   /** write() callbacks waiting for 'drain' (or for the end), in order. */
   #waiting: WriteCallback[] | undefined;
 
@@ -338,7 +339,8 @@ export class Http3ServerResponse extends Stream {
 
   /** The header section is about to go out: hold the body to the content-length it carries, if any. */
   #declareLength(): void {
-    this.#length = new BodyLength(declaredLength(this.#headers.get('content-length')));
+    const declared = declaredLength(this.#headers.get('content-length'));
+    this.#length = declared === UNDECLARED ? undefined : new BodyLength(declared);
   }
 
   /**
@@ -348,7 +350,7 @@ export class Http3ServerResponse extends Stream {
    * nobody listens.
    */
   #lengthMismatch(bodyBytes: number, callback?: WriteCallback): void {
-    const error = contentLengthMismatch(bodyBytes, this.#length.declared);
+    const error = contentLengthMismatch(bodyBytes, this.#length!.declared);
     if (callback) process.nextTick(callback, error);
     if (this.listenerCount('error') === 0) {
       this.#link.logger.warn(`${error.code}: ${error.message} (response to ${this.req.method} ${this.req.url}); stream reset`);
@@ -474,17 +476,17 @@ export class Http3ServerResponse extends Stream {
       const fields = this.#fieldLines(-1);
       if (!this.#fits('header', fields)) return false;
       this.#declareLength();
-      if (!this.#length.fits(data.length)) {
+      if (this.#length && !this.#length.fits(data.length)) {
         this.#lengthMismatch(data.length, callback);
         return false;
       }
       this.#headersOnWire = true;
       this.#stream.sendHeaders(this.#status, fields, false);
-    } else if (!this.#length.fits(data.length)) {
+    } else if (this.#length && !this.#length.fits(data.length)) {
       this.#lengthMismatch(this.#length.sent + data.length, callback);
       return false;
     }
-    this.#length.sent += data.length;
+    if (this.#length) this.#length.sent += data.length;
     if (data.length > 0) this.#stream.sendData(data, false);
     // "Above sendHighWater" is exactly when the core promises onDrain.
     if (this.#stream.sendPending > this.#stream.sendHighWater) this.#needDrain = true;
@@ -529,7 +531,7 @@ export class Http3ServerResponse extends Stream {
       if (!this.#fits('header', fields)) return;
       if (bodyAllowed) {
         this.#declareLength();
-        if (!this.#length.completesWith(body.length)) return this.#lengthMismatch(body.length);
+        if (this.#length && !this.#length.completesWith(body.length)) return this.#lengthMismatch(body.length);
       }
       this.#headersOnWire = true;
       if (!bodyAllowed) {
@@ -542,7 +544,7 @@ export class Http3ServerResponse extends Stream {
         // The fast path: status, fields, body and end in one command.
         s.respond(status, fields, body);
       }
-    } else if (bodyAllowed && !this.#length.completesWith(body.length)) {
+    } else if (bodyAllowed && this.#length && !this.#length.completesWith(body.length)) {
       return this.#lengthMismatch(this.#length.sent + body.length);
     } else if (bodyAllowed && this.#trailers) {
       if (body.length > 0) s.sendData(body, false);
