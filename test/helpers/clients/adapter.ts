@@ -82,15 +82,34 @@ export interface RunnerConnectionPlan {
   key_update?: boolean;
   /** Move to a new local socket after this many responses (0: never). */
   migrate_after?: number;
+  // bind, migrate_bind, migrate_new_cid, sequential: aioquic and quic-go only.
+  /** The local IP address (IPv4 or IPv6, port 0) the first socket binds to, instead of the wildcard. */
+  bind?: string;
+  /** With `migrate_after`: the local IP address the socket moved to binds to (a new address, not only a new port). Default: the wildcard. */
+  migrate_bind?: string;
+  /**
+   * With `migrate_after`: a new destination connection ID with the move
+   * (default true). false keeps it, as a NAT rebinding (aioquic); quic-go
+   * cannot, and says so in the connection's error ("cannot: ...") without moving.
+   */
+  migrate_new_cid?: boolean;
+  /**
+   * Each request once the response before it completed (default false: all
+   * at once). With `migrate_after` N the move then comes between response N
+   * and request N+1; otherwise it comes while the other requests are in flight.
+   */
+  sequential?: boolean;
 }
 
-/** Connections one after another, each fetching its paths at once. */
+/** Connections one after another (or `parallel` at once), each fetching its paths at once (or `sequential`). */
 export interface RunnerPlan {
   host: string;
   port: number;
   sni: string;
   chacha20?: boolean;
   timeout: number;
+  /** Up to this many connections at once (default 1); ignored (one at a time) when any connection resumes or sends early data. aioquic and quic-go only. */
+  parallel?: number;
   connections: RunnerConnectionPlan[];
   /**
    * ngtcp2 only: keep the client's frame trace (slower, so only for cases
@@ -107,6 +126,12 @@ export interface RunnerConnectionResult {
   cipher: string | null;
   key_updated: boolean | null;
   migrated: boolean | null;
+  /**
+   * The sorted, distinct source addresses ("ip:port", IPv6 in brackets, an
+   * IPv4-mapped address as plain IPv4) of every datagram the connection
+   * received, on every socket it used. aioquic and quic-go only.
+   */
+  peer_addresses?: string[];
   error: string | null;
 }
 

@@ -2,14 +2,30 @@
 
 Reads a JSON plan on stdin and prints ONE JSON result on stdout (exit code 0
 whenever a result was printed). The plan is a list of connections, run one
-after another, each a new QUIC connection from a new UDP socket, each GETting
-its paths all at once:
+after another (or up to `parallel` at once), each a new QUIC connection from
+a new UDP socket, each GETting its paths all at once (or one after another:
+sequential):
 
   {"host": "127.0.0.1", "port": 4433, "sni": "localhost", "chacha20": false,
-   "timeout": 60,
+   "timeout": 60, "parallel": 1,
    "connections": [{"paths": ["/1024"], "resume": false, "early_data": false,
-                    "key_update": false, "migrate_after": 0}]}
+                    "key_update": false, "migrate_after": 0, "bind": null,
+                    "migrate_bind": null, "migrate_new_cid": true,
+                    "sequential": false}]}
 
+- parallel (plan, optional, default 1): run up to that many connections of
+  the plan at once (a bounded pool; results stay in plan order). Ignored
+  (one at a time) when any connection of the plan has resume or early_data,
+  which need the ticket of the connection before.
+- bind: the local IP address (IPv4 or IPv6; port 0) the connection's first
+  socket binds to, instead of the wildcard. An IPv4 address is bound as its
+  IPv4-mapped form on the dual-stack socket.
+- sequential (default false): send each request once the response before it
+  completed, instead of all at once. With migrate_after N the move then
+  comes BETWEEN requests N and N+1: after N responses completed, before
+  request N+1 is sent. (Not sequential, the move comes once N responses
+  completed while the others are in flight: during a download when one is
+  large.) With early_data only the first request goes as 0-RTT.
 - resume: resume TLS with the session ticket the previous connection of the
   plan received (that connection is kept open until its ticket arrived).
 - early_data: resume, and send the requests as 0-RTT, before the handshake
@@ -18,11 +34,12 @@ its paths all at once:
   send the requests. Reported true only when packets protected with the new
   keys went both ways: the server's were decrypted and ours were acknowledged.
 - migrate_after: after that many responses completed, move the connection to
-  a new local UDP socket (new source port) and a new destination connection
-  ID. Nothing is sent from the old socket again; it keeps receiving for
-  migrate_keep_old_ms (optional, default 1000; 0 closes it at once, so
-  whatever the server had in flight to the old port is lost and must be
-  retransmitted), and is closed once the responses are done. Reported true
+  a new local UDP socket (new source port; bound to migrate_bind when set,
+  so a new address too, else the wildcard) and a new destination connection
+  ID (unless migrate_new_cid is false). Nothing is sent from the old socket
+  again; it keeps receiving for migrate_keep_old_ms (optional, default 1000;
+  0 closes it at once, so whatever the server had in flight to the old port
+  is lost and must be retransmitted), and is closed once the responses are done. Reported true
   only when the connection carried on from the new socket: datagrams arrived
   there, a PING sent from it (old socket closed) was acknowledged, and no
   response failed after the move. Before moving, what is already queued on
@@ -30,16 +47,29 @@ its paths all at once:
   leaves it to be read after the first new-path packets, where aioquic's
   128-packet duplicate window drops most of it unacknowledged: a test of the
   server's loss recovery across the move).
+- migrate_bind: with migrate_after, the local IP address the socket the
+  connection moves to binds to (port 0): the client moves to a new address,
+  not only a new port. Without it, the wildcard (a new port only).
+- migrate_new_cid (default true): false moves without changing the
+  destination connection ID (change_connection_id is not called), as a NAT
+  rebinding looks to the server.
 - chacha20: offer TLS_CHACHA20_POLY1305_SHA256 only.
 
 Result:
 
   {"connections": [{"handshake": true, "resumed": false,
                     "early_data_accepted": null, "cipher": "TLS_AES_128_GCM_SHA256",
-                    "key_updated": null, "migrated": null, "error": null}],
+                    "key_updated": null, "migrated": null,
+                    "peer_addresses": ["127.0.0.1:4433"], "error": null}],
    "responses": [{"connection": 0, "path": "/1024", "status": 200,
                   "length": 1024, "sha256": "...", "error": null}],
    "error": null}
+
+peer_addresses: the sorted, distinct source addresses ("ip:port"; IPv6 in
+brackets, "[fd00::1]:4433"; an IPv4-mapped address as plain IPv4) of every
+datagram the connection received, on every socket it used (the first and
+the one it moved to), as recvfrom reported them: whether the server answered
+from the address the client sent to.
 
 One response entry per planned path, in plan order, even for connections that
 never ran (their error says why). Bodies are hashed as they arrive, never
@@ -48,6 +78,7 @@ kept. On the plan's timeout, what was reached is printed with error "timeout".
 
 import asyncio
 import hashlib
+import ipaddress
 import json
 import os
 import socket
@@ -88,6 +119,25 @@ PING_WAIT = 3.0
 # client whose old network is still up would (plan: migrate_keep_old_ms; 0
 # closes it at once, like a NAT rebinding that drops the old mapping).
 DEFAULT_KEEP_OLD_MS = 1000
+
+
+def format_addr(addr):
+    """A socket address as "ip:port": an IPv4-mapped IPv6 address as plain
+    IPv4, IPv6 in brackets ("[fd00::1]:4433"), a scope kept ("%eth0")."""
+    host, port = str(addr[0]), int(addr[1])
+    scope = ""
+    if "%" in host:
+        host, scope = host.split("%", 1)
+        scope = "%" + scope
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return f"{host}{scope}:{port}"
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        return f"{ip.ipv4_mapped}:{port}"
+    if ip.version == 6:
+        return f"[{ip}{scope}]:{port}"
+    return f"{ip}:{port}"
 
 
 def cipher_name(suite):
@@ -155,9 +205,13 @@ class SocketProxy(asyncio.DatagramProtocol):
 
 
 class Client(QuicConnectionProtocol):
-    def __init__(self, quic, conn_index):
+    def __init__(self, quic, conn_index, peers):
         super().__init__(quic)
         self.conn_index = conn_index
+        # The source address (host, port) of every datagram received, on any
+        # socket (the first, the one moved to: SocketProxy hands its
+        # datagrams here).
+        self.peers = peers
         # Made once the connection started (start_h3): with a session ticket
         # the remembered stream limits then let the control and QPACK streams
         # go out in 0-RTT with the requests.
@@ -168,6 +222,8 @@ class Client(QuicConnectionProtocol):
         self.terminated = None
         # Migration
         self.migrate_after = 0
+        self.migrate_auto = True  # move from response_done (not sequential)
+        self.new_cid = True  # a new destination connection ID with the move
         self.keep_old = 0.0  # seconds the old socket still receives after the move
         self.spare = None  # (transport, SocketProxy) prepared in advance
         self.old_transport = None
@@ -184,6 +240,10 @@ class Client(QuicConnectionProtocol):
 
     def connection_lost(self, exc):
         pass  # the old socket of a migration closes; the connection lives on
+
+    def datagram_received(self, data, addr):
+        self.peers.add(addr[:2])  # formatted for the result (format_addr)
+        super().datagram_received(data, addr)
 
     def error_received(self, exc):
         pass
@@ -256,7 +316,7 @@ class Client(QuicConnectionProtocol):
 
     def response_done(self):
         self.completed += 1
-        if self.migrate_after and not self.migrate_scheduled and self.completed >= self.migrate_after:
+        if self.migrate_auto and self.migrate_after and not self.migrate_scheduled and self.completed >= self.migrate_after:
             # Not from inside aioquic's event processing: migrate() reads
             # the old socket dry first, which hands out events of its own.
             self.migrate_scheduled = True
@@ -282,12 +342,14 @@ class Client(QuicConnectionProtocol):
                 break
             except OSError:
                 break
+            self.peers.add(addr[:2])
             self._quic.receive_datagram(data, addr, now=self._loop.time())
             self._process_events()
 
     def migrate(self):
-        """Moves the connection onto the spare socket: new source port, next
-        destination connection ID. What is already queued on the old socket
+        """Moves the connection onto the spare socket: new source port (and
+        address, with migrate_bind), next destination connection ID (unless
+        new_cid is false: a NAT rebinding). What is already queued on the old socket
         is read first; nothing is sent from it again, and it still receives
         for `keep_old` seconds (what the server had in flight to it), then
         closes."""
@@ -296,7 +358,7 @@ class Client(QuicConnectionProtocol):
         self.migrated_switch = True
         self.migrate_scheduled = True
         if self.spare is None:
-            self.migrate_error = "no spare socket"
+            self.migrate_error = self.migrate_error or "no spare socket"
             return
         if self._quic._state.name not in ("CONNECTED",):
             self.migrate_error = f"connection {self._quic._state.name.lower()} before the move"
@@ -306,10 +368,11 @@ class Client(QuicConnectionProtocol):
         transport, _ = self.spare
         self.old_transport = self._transport
         self._transport = transport
-        try:
-            self._quic.change_connection_id()
-        except Exception as e:
-            self.migrate_error = f"change_connection_id failed: {e!r}"
+        if self.new_cid:
+            try:
+                self._quic.change_connection_id()
+            except Exception as e:
+                self.migrate_error = f"change_connection_id failed: {e!r}"
         for resp in self.exchanges.values():
             if not resp.is_finished():
                 resp.after_migration = True
@@ -393,24 +456,41 @@ def big_receive_buffer(sock):
         pass
 
 
-def make_socket(addr):
+def make_socket(addr, bind=None):
     """A UDP socket for reaching `addr` (from getaddrinfo). Like aioquic's
     connect(): dual-stack IPv6, IPv4 peers as mapped addresses; plain IPv4
-    when IPv6 sockets are not available. Returns (socket, peer address)."""
+    when IPv6 sockets are not available. Bound to the wildcard, or to `bind`
+    (an IP address; port 0), an IPv4 one as its mapped form. Returns
+    (socket, peer address)."""
     ip, port = addr[0], addr[1]
+    local = ipaddress.ip_address(bind) if bind else None
+    if local is not None and local.version == 6 and local.ipv4_mapped is not None:
+        local = local.ipv4_mapped
+    if local is not None and (local.version == 6) != (":" in ip):
+        raise ValueError(f"bind address {local} is not of the server's family ({ip})")
     try:
         sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
     except OSError:
-        if ":" in ip:
+        if ":" in ip or (local is not None and local.version == 6):
             raise
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        big_receive_buffer(sock)
-        sock.bind(("0.0.0.0", 0))
+        try:
+            big_receive_buffer(sock)
+            sock.bind((str(local) if local is not None else "0.0.0.0", 0))
+        except Exception:
+            sock.close()
+            raise
         return sock, (ip, port)
+    if local is None:
+        here = "::"
+    elif local.version == 4:
+        here = f"::ffff:{local}"
+    else:
+        here = str(local)
     try:
         sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         big_receive_buffer(sock)
-        sock.bind(("::", 0, 0, 0))
+        sock.bind((here, 0, 0, 0))
     except Exception:
         sock.close()
         raise
@@ -447,16 +527,24 @@ class Runner:
                     "cipher": None,
                     "key_updated": None if not spec.get("key_update") else False,
                     "migrated": None if not int(spec.get("migrate_after", 0) or 0) else False,
+                    "peer_addresses": [],
                     "error": None,
                 }
             )
             self.responses.append([Response(i, str(p)) for p in spec.get("paths", [])])
         self.started = [False] * len(self.specs)
+        self.peers = [set() for _ in self.specs]  # per connection, see Client.peers
+        # Connections at once: ignored when a connection resumes (it needs
+        # the ticket of the one before it).
+        self.parallel = max(1, int(plan.get("parallel", 1) or 1))
+        if any(spec.get("resume") or spec.get("early_data") for spec in self.specs):
+            self.parallel = 1
         self.ticket = None
         self.transports = []  # every socket opened, closed at the end
 
     def result(self, error=None):
         for i, out in enumerate(self.conns):
+            out["peer_addresses"] = sorted({format_addr(a) for a in self.peers[i]})
             if not self.started[i] and out["error"] is None:
                 out["error"] = error or "not started"
             for resp in self.responses[i]:
@@ -479,16 +567,29 @@ class Runner:
         loop = asyncio.get_running_loop()
         infos = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_DGRAM)
         addr = infos[0][4]
+        if self.parallel > 1:
+            # A bounded pool; no connection resumes (see __init__).
+            pool = asyncio.Semaphore(self.parallel)
+
+            async def one(i, spec):
+                async with pool:
+                    await self.start_connection(i, spec, addr, None)
+
+            await asyncio.gather(*(one(i, spec) for i, spec in enumerate(self.specs)))
+            return
         for i, spec in enumerate(self.specs):
-            self.started[i] = True
             ticket, self.ticket = self.ticket, None
-            try:
-                await self.run_connection(i, spec, addr, ticket)
-            except Exception as e:
-                out = self.conns[i]
-                out["error"] = out["error"] or f"client error: {e!r}"
-                for resp in self.responses[i]:
-                    resp.finish(f"client error: {e!r}")
+            await self.start_connection(i, spec, addr, ticket)
+
+    async def start_connection(self, i, spec, addr, ticket):
+        self.started[i] = True
+        try:
+            await self.run_connection(i, spec, addr, ticket)
+        except Exception as e:
+            out = self.conns[i]
+            out["error"] = out["error"] or f"client error: {e!r}"
+            for resp in self.responses[i]:
+                resp.finish(f"client error: {e!r}")
 
     def needs_ticket(self, i):
         if i + 1 >= len(self.specs):
@@ -505,6 +606,11 @@ class Runner:
         key_update = bool(spec.get("key_update"))
         migrate_after = int(spec.get("migrate_after", 0) or 0)
         keep_old_ms = float(spec.get("migrate_keep_old_ms", DEFAULT_KEEP_OLD_MS))
+        bind = spec.get("bind") or None
+        migrate_bind = spec.get("migrate_bind") or None
+        new_cid = spec.get("migrate_new_cid", True)
+        new_cid = True if new_cid is None else bool(new_cid)
+        sequential = bool(spec.get("sequential", False))
         errors = []
 
         config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN)
@@ -530,15 +636,22 @@ class Runner:
         quic = QuicConnection(configuration=config, session_ticket_handler=tickets.append)
         if zero_rtt:
             resend_0rtt_after_retry(quic)
-        sock, peer = make_socket(addr)
-        transport, client = await loop.create_datagram_endpoint(lambda: Client(quic, i), sock=sock)
+        sock, peer = make_socket(addr, bind)
+        transport, client = await loop.create_datagram_endpoint(lambda: Client(quic, i, self.peers[i]), sock=sock)
         self.transports.append(transport)
         if migrate_after > 0:
-            sock2, _ = make_socket(addr)
-            t2, proxy = await loop.create_datagram_endpoint(lambda: SocketProxy(client), sock=sock2)
-            self.transports.append(t2)
-            client.spare = (t2, proxy)
+            try:
+                sock2, _ = make_socket(addr, migrate_bind)
+            except Exception as e:
+                # migrate() reports it: the connection stays where it is.
+                client.migrate_error = f"socket to move to: {e}"
+            else:
+                t2, proxy = await loop.create_datagram_endpoint(lambda: SocketProxy(client), sock=sock2)
+                self.transports.append(t2)
+                client.spare = (t2, proxy)
             client.migrate_after = migrate_after
+            client.migrate_auto = not sequential
+            client.new_cid = new_cid
             client.old_sock = sock
             client.drain_old = bool(spec.get("migrate_drain_old", True))
             client.keep_old = max(0.0, keep_old_ms) / 1000.0
@@ -549,8 +662,9 @@ class Runner:
             client.connect(peer, transmit=False)
             client.h3 = H3Connection(quic)
             if zero_rtt:
-                # Before the handshake: these go out as 0-RTT, right after the Initial.
-                for resp in responses:
+                # Before the handshake: these go out as 0-RTT, right after the
+                # Initial (sequential: the first only).
+                for resp in responses[:1] if sequential else responses:
                     client.send_request(resp, authority)
             client.transmit()
             try:
@@ -577,13 +691,27 @@ class Runner:
                 client.watch_key_update()
                 client.request_key_update()
 
-            if not zero_rtt:
-                for resp in responses:
-                    client.send_request(resp, authority)
-                client.transmit()
+            if sequential:
+                # Each request once the response before it completed; the
+                # move (migrate_after N) after response N, before request N+1.
+                for k, resp in enumerate(responses):
+                    if k > 0 and k == migrate_after and not client.migrated_switch:
+                        client.migrate()
+                    if k > 0 or not zero_rtt:
+                        if quic._state.name in ("CLOSING", "DRAINING", "TERMINATED"):
+                            resp.finish("connection closed before the request was sent")
+                            continue
+                        client.send_request(resp, authority)
+                        client.transmit()
+                    await asyncio.shield(resp.done)
+            else:
+                if not zero_rtt:
+                    for resp in responses:
+                        client.send_request(resp, authority)
+                    client.transmit()
 
-            if responses:
-                await asyncio.gather(*(asyncio.shield(r.done) for r in responses))
+                if responses:
+                    await asyncio.gather(*(asyncio.shield(r.done) for r in responses))
 
             if key_update:
                 if not client.key_update_done() and client.terminated is None:
@@ -622,7 +750,7 @@ class Runner:
                 )
                 if not out["migrated"]:
                     errors.append(
-                        f"migration failed: {client.migrate_error or ''} ping acknowledged={ping_ok}, "
+                        f"migration failed: {client.migrate_error + '; ' if client.migrate_error else ''}ping acknowledged={ping_ok}, "
                         f"datagrams on the new socket={received}, responses failed after the move={len(failed_after)}"
                     )
 

@@ -1,7 +1,9 @@
 // Runner mode (`quicgo-interop runner`), for the interop-runner cases
 // (test/helpers/fixtures/runner-files.ts serves the files): reads a plan of QUIC
-// connections on stdin, made one after another, each fetching its paths
-// concurrently, and prints one JSON result on stdout.
+// connections on stdin, made one after another (or up to "parallel" at
+// once), each fetching its paths concurrently (or one after another:
+// "sequential"), and prints one JSON result on stdout. The same plan and
+// result as runner_client.py (aioquic).
 //
 // How each feature is done with quic-go v0.59.0 from outside its module;
 // what cannot be done is reported as a "cannot: ..." error, never faked:
@@ -23,18 +25,56 @@
 //   - migrate_after uses the path API (Conn.AddPath, Path.Probe,
 //     Path.Switch: connection.go:3081, path_manager_outgoing.go:38,70);
 //     migrated is true once the connection sends from the new socket and
-//     datagrams arrive on it.
+//     datagrams arrive on it (a migrating connection has a 100 ms
+//     keep-alive, so that an idle one takes the new path too: a PING, and
+//     the server's ACK on the new socket). Not sequential, all requests are sent at once
+//     and the move starts once migrate_after responses completed, while the
+//     others are in flight (during a download when one is large);
+//     sequential, it comes between response N and request N+1.
+//   - migrate_new_cid false (a move that keeps the destination connection
+//     ID, as a NAT rebinding): cannot. The path API always probes a new path
+//     with a connection ID of its own (path_manager_outgoing.go:254
+//     NextPathToProbe takes it from conn_id_manager.go:254
+//     GetConnIDForPath, which hands out an unused one from the queue), and
+//     nothing else moves a connection to another socket: the connection's
+//     error says "cannot: ..." and it does not move.
+//   - peer_addresses: every socket is wrapped (watchedConn) with ReadBatch,
+//     which quic-go's oobConn uses instead of its own recvmmsg reader when
+//     the conn has it (sys_conn_oob.go:129-136), so ECN and GSO stay on and
+//     each datagram's source address, as the kernel gave it, is noted.
 //   - early_data: the first requests go as http3.MethodGet0RTT on a
 //     DialEarly connection; if the server rejects 0-RTT they are sent again
 //     in 1-RTT on the same connection (see after0RTTRejection).
 //
 // Plan (stdin): {"host","port","sni","chacha20","timeout" (s, whole plan),
-// "connections":[{"paths","resume","early_data","key_update",
-// "migrate_after"}]}. Result (stdout, always one object, exit 0):
+// "parallel","connections":[{"paths","resume","early_data","key_update",
+// "migrate_after","bind","migrate_bind","migrate_new_cid","sequential"}]}.
+//   - parallel (default 1): up to that many connections at once (a bounded
+//     pool; results stay in plan order). Ignored (one at a time) when any
+//     connection of the plan has resume or early_data: they need the ticket
+//     of the connection before.
+//   - bind: the local IP (IPv4 or IPv6, port 0) the first socket binds to,
+//     instead of the wildcard.
+//   - migrate_bind: with migrate_after, the local IP the socket moved to
+//     binds to (port 0): a new address, not only a new port. Without it,
+//     the wildcard (a new port).
+//   - migrate_new_cid (default true): see above; false cannot be done.
+//   - sequential (default false): each request once the response before it
+//     completed; with migrate_after N the move comes after N responses
+//     completed and before request N+1 is sent. With early_data only the
+//     first request goes as 0-RTT.
+//
+// Result (stdout, always one object, exit 0):
 // {"connections":[{"handshake","resumed","early_data_accepted","cipher",
-// "key_updated","migrated","error"}],"responses":[{"connection","path",
-// "status","length","sha256","error"}],"error"}; null where not asked or
-// not known. SSLKEYLOGFILE, when set, receives the TLS secrets.
+// "key_updated","migrated","peer_addresses","error"}],"responses":[
+// {"connection","path","status","length","sha256","error"}],"error"}; null
+// where not asked or not known. peer_addresses: the sorted, distinct source
+// addresses ("ip:port"; IPv6 in brackets, "[fd00::1]:4433"; an IPv4-mapped
+// address as plain IPv4) of every datagram the connection received, on
+// every socket it used (the first and the one moved to), as the socket
+// reported them. Every planned connection and path has its entry, in plan
+// order; one never started says "not started". SSLKEYLOGFILE, when set,
+// receives the TLS secrets.
 package main
 
 import (
@@ -49,8 +89,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/netip"
 	"os"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -61,6 +104,7 @@ import (
 	"github.com/quic-go/quic-go/http3"
 	"github.com/quic-go/quic-go/qlog"
 	"github.com/quic-go/quic-go/qlogwriter"
+	"golang.org/x/net/ipv4"
 )
 
 //go:linkname tlsDefaultCipherSuitesTLS13 crypto/tls.defaultCipherSuitesTLS13
@@ -75,6 +119,11 @@ type runnerConnPlan struct {
 	EarlyData    bool     `json:"early_data"`
 	KeyUpdate    bool     `json:"key_update"`
 	MigrateAfter int      `json:"migrate_after"`
+	Bind         string   `json:"bind"`
+	MigrateBind  string   `json:"migrate_bind"`
+	// nil: true.
+	MigrateNewCID *bool `json:"migrate_new_cid"`
+	Sequential    bool  `json:"sequential"`
 }
 
 type runnerPlan struct {
@@ -83,17 +132,21 @@ type runnerPlan struct {
 	SNI         string           `json:"sni"`
 	ChaCha20    bool             `json:"chacha20"`
 	Timeout     float64          `json:"timeout"`
+	Parallel    int              `json:"parallel"`
 	Connections []runnerConnPlan `json:"connections"`
 }
 
 type runnerConn struct {
-	Handshake         bool    `json:"handshake"`
-	Resumed           bool    `json:"resumed"`
-	EarlyDataAccepted *bool   `json:"early_data_accepted"`
-	Cipher            *string `json:"cipher"`
-	KeyUpdated        *bool   `json:"key_updated"`
-	Migrated          *bool   `json:"migrated"`
-	Error             *string `json:"error"`
+	Handshake         bool     `json:"handshake"`
+	Resumed           bool     `json:"resumed"`
+	EarlyDataAccepted *bool    `json:"early_data_accepted"`
+	Cipher            *string  `json:"cipher"`
+	KeyUpdated        *bool    `json:"key_updated"`
+	Migrated          *bool    `json:"migrated"`
+	PeerAddresses     []string `json:"peer_addresses"`
+	Error             *string  `json:"error"`
+	started           bool
+	peers             *peerSet
 }
 
 type runnerResponse struct {
@@ -157,38 +210,112 @@ func (r keyUpdateRecorder) RecordEvent(ev qlogwriter.Event) {
 }
 func (r keyUpdateRecorder) Close() error { return nil }
 
-// countingConn counts the datagrams read from a socket, and those cut
-// short by quic-go's read buffer (protocol.MaxPacketBufferSize, 1452 bytes:
-// internal/protocol/protocol.go:114). It has none of the socket's OOB
-// methods, so quic-go reads it with ReadFrom, without ECN or GSO
-// (sys_conn.go basicConn). Both sockets of a migrating connection are
-// wrapped: quic-go panics when a connection that uses ECN switches to a
-// path on a basicConn ("cannot use ECN with a basicConn", sys_conn.go:138).
-type countingConn struct {
-	udp       *net.UDPConn
+// peerSet is the source addresses of a connection's datagrams, on all of
+// its sockets.
+type peerSet struct {
+	mu    sync.Mutex
+	addrs map[string]struct{}
+}
+
+func newPeerSet() *peerSet { return &peerSet{addrs: map[string]struct{}{}} }
+
+func (s *peerSet) add(a net.Addr) {
+	var text string
+	switch a := a.(type) {
+	case *net.UDPAddr:
+		// IPv4-mapped as plain IPv4, IPv6 in brackets (netip.AddrPort).
+		ap := a.AddrPort()
+		text = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String()
+	case nil:
+		return
+	default:
+		text = a.String()
+	}
+	s.mu.Lock()
+	s.addrs[text] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *peerSet) sorted() []string {
+	out := []string{}
+	if s == nil {
+		return out
+	}
+	s.mu.Lock()
+	for a := range s.addrs {
+		out = append(out, a)
+	}
+	s.mu.Unlock()
+	sort.Strings(out)
+	return out
+}
+
+// watchedConn is a UDP socket that counts the datagrams read from it, and
+// those cut short by quic-go's read buffer (protocol.MaxPacketBufferSize,
+// 1452 bytes: internal/protocol/protocol.go:114), and notes the source
+// address of each. It is still an OOBCapablePacketConn (the embedded
+// *net.UDPConn), so quic-go keeps ECN and GSO on it, and it has ReadBatch,
+// which quic-go's oobConn then reads through instead of making its own
+// recvmmsg reader (sys_conn_oob.go:129-136); ReadFrom and ReadMsgUDP are
+// watched as well, for any other reader.
+type watchedConn struct {
+	*net.UDPConn
+	batch     *ipv4.PacketConn
+	peers     *peerSet
 	received  atomic.Int64
 	truncated atomic.Int64
 }
 
-func (c *countingConn) ReadFrom(p []byte) (int, net.Addr, error) {
-	n, _, flags, addr, err := c.udp.ReadMsgUDP(p, nil)
-	if err != nil {
-		return n, nil, err
-	}
+func newWatchedConn(udp *net.UDPConn, peers *peerSet) *watchedConn {
+	return &watchedConn{UDPConn: udp, batch: ipv4.NewPacketConn(udp), peers: peers}
+}
+
+func (c *watchedConn) note(addr net.Addr, flags int) {
 	c.received.Add(1)
 	if flags&syscall.MSG_TRUNC != 0 {
 		c.truncated.Add(1)
 	}
+	c.peers.add(addr)
+}
+
+func (c *watchedConn) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
+	n, err := c.batch.ReadBatch(ms, flags)
+	for i := 0; i < n; i++ {
+		c.note(ms[i].Addr, ms[i].Flags)
+	}
+	return n, err
+}
+
+func (c *watchedConn) ReadMsgUDP(b, oob []byte) (int, int, int, *net.UDPAddr, error) {
+	n, oobn, flags, addr, err := c.UDPConn.ReadMsgUDP(b, oob)
+	if err == nil {
+		c.note(addr, flags)
+	}
+	return n, oobn, flags, addr, err
+}
+
+func (c *watchedConn) ReadFrom(p []byte) (int, net.Addr, error) {
+	n, _, flags, addr, err := c.UDPConn.ReadMsgUDP(p, nil)
+	if err != nil {
+		return n, nil, err
+	}
+	c.note(addr, flags)
 	return n, addr, nil
 }
-func (c *countingConn) WriteTo(p []byte, addr net.Addr) (int, error) { return c.udp.WriteTo(p, addr) }
-func (c *countingConn) Close() error                                 { return c.udp.Close() }
-func (c *countingConn) LocalAddr() net.Addr                          { return c.udp.LocalAddr() }
-func (c *countingConn) SetDeadline(t time.Time) error                { return c.udp.SetDeadline(t) }
-func (c *countingConn) SetReadDeadline(t time.Time) error            { return c.udp.SetReadDeadline(t) }
-func (c *countingConn) SetWriteDeadline(t time.Time) error           { return c.udp.SetWriteDeadline(t) }
-func (c *countingConn) SetReadBuffer(n int) error                    { return c.udp.SetReadBuffer(n) }
-func (c *countingConn) SetWriteBuffer(n int) error                   { return c.udp.SetWriteBuffer(n) }
+
+// listen opens a UDP socket of the server's family, bound to bind (an IP,
+// port 0) or the wildcard.
+func (r *runner) listen(bind string) (*net.UDPConn, error) {
+	var laddr *net.UDPAddr
+	if bind != "" {
+		ip := net.ParseIP(bind)
+		if ip == nil {
+			return nil, fmt.Errorf("not an IP address: %q", bind)
+		}
+		laddr = &net.UDPAddr{IP: ip}
+	}
+	return net.ListenUDP(r.udpNetwork(), laddr)
+}
 
 type runner struct {
 	plan   runnerPlan
@@ -216,11 +343,24 @@ func (r *runner) snapshot(pendingErr string) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := r.res
+	out.Connections = make([]*runnerConn, len(r.res.Connections))
+	for i, c := range r.res.Connections {
+		cp := *c
+		cp.PeerAddresses = c.peers.sorted()
+		if !cp.started && cp.Error == nil {
+			cp.Error = strp(notStarted(pendingErr))
+		}
+		out.Connections[i] = &cp
+	}
 	out.Responses = make([]*runnerResponse, len(r.res.Responses))
 	for i, resp := range r.res.Responses {
 		cp := *resp
 		if !cp.done && cp.Error == nil {
-			cp.Error = strp(pendingErr)
+			if r.res.Connections[cp.Connection].started {
+				cp.Error = strp(pendingErr)
+			} else {
+				cp.Error = strp(notStarted(pendingErr))
+			}
 		}
 		out.Responses[i] = &cp
 	}
@@ -229,6 +369,14 @@ func (r *runner) snapshot(pendingErr string) []byte {
 		b, _ = json.Marshal(runnerResult{Connections: []*runnerConn{}, Responses: []*runnerResponse{}, Error: strp("encoding result: " + err.Error())})
 	}
 	return b
+}
+
+// notStarted: what a connection never started, and its paths, say.
+func notStarted(pendingErr string) string {
+	if pendingErr == "not completed" {
+		return "not started"
+	}
+	return pendingErr
 }
 
 func printRunnerResult(b []byte) {
@@ -313,16 +461,54 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	r.h3 = &http3.Transport{}
 
+	// Every connection and path has its entry from the start, in plan order.
+	conns := make([]*runnerConn, len(p.Connections))
+	resps := make([][]*runnerResponse, len(p.Connections))
+	parallel := max(p.Parallel, 1)
+	r.mu.Lock()
 	for i, cp := range p.Connections {
-		if ctx.Err() != nil {
+		c := &runnerConn{PeerAddresses: []string{}, peers: newPeerSet()}
+		if cp.KeyUpdate {
+			c.KeyUpdated = boolp(false)
+		}
+		if cp.MigrateAfter > 0 {
+			c.Migrated = boolp(false)
+		}
+		conns[i] = c
+		r.res.Connections = append(r.res.Connections, c)
+		for _, path := range cp.Paths {
+			resp := &runnerResponse{Connection: i, Path: path}
+			resps[i] = append(resps[i], resp)
+			r.res.Responses = append(r.res.Responses, resp)
+		}
+		if cp.Resume || cp.EarlyData {
+			// The ticket of the connection before: one at a time.
+			parallel = 1
+		}
+	}
+	r.mu.Unlock()
+
+	// A bounded pool; with one, each connection starts once the one before
+	// it ended (and stored its ticket).
+	pool := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i, cp := range p.Connections {
+		select {
+		case pool <- struct{}{}:
+		case <-ctx.Done():
 			return ctx.Err()
 		}
-		c := &runnerConn{}
 		r.mu.Lock()
-		r.res.Connections = append(r.res.Connections, c)
+		conns[i].started = true
 		r.mu.Unlock()
 		next := i+1 < len(p.Connections) && (p.Connections[i+1].Resume || p.Connections[i+1].EarlyData)
-		r.runConn(ctx, i, cp, c, next)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-pool }()
+			r.runConn(ctx, i, cp, conns[i], resps[i], next)
+		}()
 	}
 	return nil
 }
@@ -335,25 +521,12 @@ func (r *runner) udpNetwork() string {
 	return "udp6"
 }
 
-func (r *runner) runConn(ctx context.Context, idx int, cp runnerConnPlan, c *runnerConn, ticketForNext bool) {
+func (r *runner) runConn(ctx context.Context, idx int, cp runnerConnPlan, c *runnerConn, resps []*runnerResponse, ticketForNext bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			r.setConnError(c, "panic: %v", v)
 		}
 	}()
-	resps := make([]*runnerResponse, len(cp.Paths))
-	r.mu.Lock()
-	for i, path := range cp.Paths {
-		resps[i] = &runnerResponse{Connection: idx, Path: path}
-		r.res.Responses = append(r.res.Responses, resps[i])
-	}
-	if cp.KeyUpdate {
-		c.KeyUpdated = boolp(false)
-	}
-	if cp.MigrateAfter > 0 {
-		c.Migrated = boolp(false)
-	}
-	r.mu.Unlock()
 	failAll := func(msg string) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -369,21 +542,30 @@ func (r *runner) runConn(ctx context.Context, idx int, cp runnerConnPlan, c *run
 		r.setConnError(c, "no session ticket received on an earlier connection to resume with")
 	}
 
-	udp, err := net.ListenUDP(r.udpNetwork(), nil)
+	udp, err := r.listen(cp.Bind)
 	if err != nil {
 		r.setConnError(c, "socket: %v", err)
 		failAll("no connection")
 		return
 	}
-	tr := &quic.Transport{Conn: udp}
-	if cp.MigrateAfter > 0 {
-		tr.Conn = &countingConn{udp: udp}
-	}
+	// A Transport does not close a socket it was given (transport.go:465):
+	// closed here, after the Transport.
+	defer udp.Close()
+	tr := &quic.Transport{Conn: newWatchedConn(udp, c.peers)}
 	defer tr.Close()
 	// quic-go gives a handshake up after 5 s without a packet; under the
 	// runner's 30 % loss the backed-off retransmissions of both sides can
 	// leave a longer gap, so the handshake may take as long as the plan.
 	qcfg := &quic.Config{HandshakeIdleTimeout: 30 * time.Second}
+	if cp.MigrateAfter > 0 {
+		// Path.Switch takes effect on the connection's next turn of its
+		// run loop (connection.go:705-711), which nothing starts on a
+		// connection with nothing left to send; a keep-alive PING after
+		// 100 ms of silence (at least 1.5 PTO, connection.go:854-860) is
+		// such a turn: the connection then sends from the new socket, and
+		// the server's ACK arrives on it (aioquic's runner sends a PING too).
+		qcfg.KeepAlivePeriod = keepAliveWhileMoving
+	}
 	var kt *keyUpdateTrace
 	if cp.KeyUpdate {
 		kt = &keyUpdateTrace{}
@@ -434,66 +616,102 @@ func (r *runner) runConn(ctx context.Context, idx int, cp runnerConnPlan, c *run
 	authority := net.JoinHostPort(r.plan.Host, strconv.Itoa(r.plan.Port))
 	// Streams opened by the 0-RTT requests.
 	var opened atomic.Int64
-	fetch := func(cc *http3.ClientConn, resps []*runnerResponse, early bool) {
-		var wg sync.WaitGroup
-		for _, resp := range resps {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var o *atomic.Int64
-				if early {
-					o = &opened
-				}
-				r.fetch(ctx, cc, authority, resp, o)
-			}()
+	var mv *move
+	if cp.MigrateAfter > 0 {
+		mv = &move{r: r, ctx: ctx, conn: conn, c: c, cp: cp, handshakeDone: handshakeDone, done: make(chan struct{})}
+	}
+	// A response completed: with migrate_after N, the move starts after the
+	// Nth (a 0-RTT request that failed is not counted: it may be sent again).
+	var completed atomic.Int64
+	completedOne := func(resp *runnerResponse, early bool) {
+		r.mu.Lock()
+		failed := resp.Error != nil
+		r.mu.Unlock()
+		if early && failed {
+			return
 		}
-		wg.Wait()
+		if n := completed.Add(1); mv != nil && n == int64(cp.MigrateAfter) && !cp.Sequential {
+			go mv.start()
+		}
 	}
-
-	first := resps
-	var rest []*runnerResponse
-	if cp.MigrateAfter > 0 && cp.MigrateAfter < len(resps) {
-		first, rest = resps[:cp.MigrateAfter], resps[cp.MigrateAfter:]
+	fetchOne := func(cc *http3.ClientConn, resp *runnerResponse, early bool) {
+		var o *atomic.Int64
+		if early {
+			o = &opened
+		}
+		r.fetch(ctx, cc, authority, resp, o)
+		completedOne(resp, early)
 	}
-	fetch(cc, first, cp.EarlyData)
-	if cp.EarlyData {
-		if ncc := r.after0RTTRejection(ctx, conn, opened.Load()); ncc != nil {
-			cc = ncc
-			// The requests sent in rejected 0-RTT, sent again in 1-RTT.
-			var again []*runnerResponse
-			r.mu.Lock()
-			for _, resp := range first {
-				if resp.Error != nil {
-					again = append(again, resp)
-					resp.Error, resp.done = nil, false
-				}
+	// The requests sent in rejected 0-RTT, to send again in 1-RTT on the
+	// connection after0RTTRejection gives (nil: none to send again).
+	rejected := func(batch []*runnerResponse) (*http3.ClientConn, []*runnerResponse) {
+		ncc := r.after0RTTRejection(ctx, conn, opened.Load())
+		if ncc == nil {
+			return nil, nil
+		}
+		var again []*runnerResponse
+		r.mu.Lock()
+		for _, resp := range batch {
+			if resp.Error != nil {
+				again = append(again, resp)
+				resp.Error, resp.done = nil, false
 			}
-			r.mu.Unlock()
-			fetch(cc, again, false)
 		}
+		r.mu.Unlock()
+		return ncc, again
 	}
-	<-handshakeDone
 
-	if cp.MigrateAfter > 0 && ctx.Err() == nil && conn.Context().Err() == nil {
-		counted, newAddr, err := r.migrate(ctx, conn)
-		if err != nil {
-			r.setConnError(c, "migration: %v (the rest is fetched on the first path)", err)
-		}
-		fetch(cc, rest, false)
-		if err == nil {
-			// Migrated only if packets now arrive on the new socket and
-			// the connection sends from it.
-			got := counted.received.Load()
-			ok := conn.LocalAddr().String() == newAddr.String() && (len(rest) == 0 || got > 0)
-			r.mu.Lock()
-			c.Migrated = boolp(ok)
-			r.mu.Unlock()
-			if !ok {
-				r.setConnError(c, "migration: switched, but %d datagrams arrived on the new socket %s (connection sends from %s)", got, newAddr, conn.LocalAddr())
+	if cp.Sequential {
+		// One after another; the move between response N and request N+1.
+		for k, resp := range resps {
+			if mv != nil && k > 0 && k == cp.MigrateAfter {
+				mv.start()
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			if conn.Context().Err() != nil {
+				failAll("connection closed before the request was sent")
+				break
+			}
+			early := cp.EarlyData && k == 0
+			fetchOne(cc, resp, early)
+			if early {
+				if ncc, again := rejected(resps[:1]); ncc != nil {
+					cc = ncc
+					for _, resp := range again {
+						fetchOne(cc, resp, false)
+					}
+				}
 			}
 		}
 	} else {
-		fetch(cc, rest, false)
+		// All at once; the move, once N of them completed, meanwhile.
+		var wg sync.WaitGroup
+		batch := func(cc *http3.ClientConn, resps []*runnerResponse, early bool) {
+			for _, resp := range resps {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					fetchOne(cc, resp, early)
+				}()
+			}
+		}
+		batch(cc, resps, cp.EarlyData)
+		if cp.EarlyData {
+			wg.Wait()
+			if ncc, again := rejected(resps); ncc != nil {
+				cc = ncc
+				batch(cc, again, false)
+			}
+		}
+		wg.Wait()
+	}
+	<-handshakeDone
+	if mv != nil {
+		// Fewer responses than migrate_after completed: move now.
+		mv.start()
+		mv.finish()
 	}
 
 	if ticketForNext && ctx.Err() == nil {
@@ -527,19 +745,98 @@ func (r *runner) runConn(ctx context.Context, idx int, cp runnerConnPlan, c *run
 	}
 }
 
-// migrate moves conn to a new local UDP socket with quic-go's path API.
-func (r *runner) migrate(ctx context.Context, conn *quic.Conn) (*countingConn, net.Addr, error) {
-	udp, err := net.ListenUDP(r.udpNetwork(), nil)
+// keepAliveWhileMoving: see runConn.
+const keepAliveWhileMoving = 100 * time.Millisecond
+
+// move is the migration of one connection (migrate_after): started once,
+// from the response that completes the Nth (not sequential, meanwhile the
+// others go on), between two requests (sequential) or after the last.
+type move struct {
+	r             *runner
+	ctx           context.Context
+	conn          *quic.Conn
+	c             *runnerConn
+	cp            runnerConnPlan
+	handshakeDone <-chan struct{}
+
+	once sync.Once
+	done chan struct{}
+	// Set by run, read after done.
+	ran     bool
+	err     error
+	counted *watchedConn
+	newAddr net.Addr
+}
+
+// start moves the connection, once; it returns when the move is over.
+func (m *move) start() {
+	m.once.Do(func() {
+		defer close(m.done)
+		m.run()
+	})
+	<-m.done
+}
+
+func (m *move) run() {
+	<-m.handshakeDone
+	if m.ctx.Err() != nil || m.conn.Context().Err() != nil {
+		return
+	}
+	m.ran = true
+	if m.cp.MigrateNewCID != nil && !*m.cp.MigrateNewCID {
+		m.err = errors.New("cannot: quic-go v0.59.0 moves a connection to another socket only with its path API, which probes the new path with a new connection ID (github.com/quic-go/quic-go@v0.59.0/path_manager_outgoing.go:254 NextPathToProbe takes it from conn_id_manager.go:254 GetConnIDForPath); a move that keeps the connection ID (migrate_new_cid false) cannot be asked for, so the connection did not move")
+		return
+	}
+	m.counted, m.newAddr, m.err = m.r.migrate(m.ctx, m.conn, m.cp.MigrateBind, m.c.peers)
+}
+
+// finish, once the responses are done: whether the connection moved.
+func (m *move) finish() {
+	if !m.ran {
+		return
+	}
+	if m.err != nil {
+		if strings.HasPrefix(m.err.Error(), "cannot:") {
+			m.r.setConnError(m.c, "%v", m.err)
+		} else {
+			m.r.setConnError(m.c, "migration: %v (the rest is fetched on the first path)", m.err)
+		}
+		return
+	}
+	// Migrated only if the connection sends from the new socket and
+	// datagrams arrive on it: at the latest a keep-alive PING and the
+	// server's ACK of it (see runConn), given up to 3 s.
+	moved := func() bool {
+		return m.conn.LocalAddr().String() == m.newAddr.String() && m.counted.received.Load() > 0
+	}
+	for deadline := time.Now().Add(3 * time.Second); !moved() && time.Now().Before(deadline) && m.ctx.Err() == nil && m.conn.Context().Err() == nil; {
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := m.counted.received.Load()
+	ok := moved()
+	m.r.mu.Lock()
+	m.c.Migrated = boolp(ok)
+	m.r.mu.Unlock()
+	if !ok {
+		m.r.setConnError(m.c, "migration: switched, but %d datagrams arrived on the new socket %s (connection sends from %s)", got, m.newAddr, m.conn.LocalAddr())
+	}
+}
+
+// migrate moves conn to a new local UDP socket (bound to bind, an IP, or
+// the wildcard) with quic-go's path API.
+func (r *runner) migrate(ctx context.Context, conn *quic.Conn, bind string, peers *peerSet) (*watchedConn, net.Addr, error) {
+	udp, err := r.listen(bind)
 	if err != nil {
 		return nil, nil, err
 	}
-	counted := &countingConn{udp: udp}
+	counted := newWatchedConn(udp, peers)
 	tr := &quic.Transport{Conn: counted}
 	// Closed when the connection ends (runConn's deferred close runs first).
-	context.AfterFunc(conn.Context(), func() { tr.Close() })
+	context.AfterFunc(conn.Context(), func() { tr.Close(); udp.Close() })
 	path, err := conn.AddPath(tr)
 	if err != nil {
 		tr.Close()
+		udp.Close()
 		return nil, nil, fmt.Errorf("AddPath: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
