@@ -72,6 +72,24 @@ export function createMetricsRegistry(server: Http3Server, webtransport = false)
   observedCounter(registry, 'h3_bytes_sent_total', 'UDP payload bytes sent', () => c().udpBytesSent);
   observedCounter(registry, 'h3_datagrams_received_total', 'UDP datagrams received', () => c().udpDatagramsReceived);
   observedCounter(registry, 'h3_datagrams_sent_total', 'UDP datagrams sent', () => c().udpDatagramsSent);
+  // Connection migration (RFC 9000 section 9) and per-packet source
+  // addresses: a client that moved, the new paths checked, and the packets
+  // a wildcard-bound socket sent from the address the client reached.
+  observedCounter(registry, 'h3_path_migrations_total', 'connections whose client moved to a new address or port', () => c().pathMigrations);
+  observedCounter(registry, 'h3_paths_validated_total', 'new client paths validated (PATH_CHALLENGE answered)', () => c().pathsValidated);
+  observedCounter(
+    registry,
+    'h3_paths_validation_failed_total',
+    'new client paths that failed validation',
+    () => c().pathsValidationFailed,
+  );
+  observedCounter(
+    registry,
+    'h3_datagrams_sent_with_source_total',
+    'UDP datagrams sent with an explicit source address (a wildcard-bound socket answering from the address the client reached)',
+    () => c().udpSentWithSource,
+  );
+  observedCounter(registry, 'h3_send_failures_total', 'packets quiche could not build; each closes its connection', () => c().sendFailures);
   // Two sources, summed per status at scrape time: the 'response' events of
   // answers from JavaScript, and the native core's own tally of the answers
   // it writes without JavaScript (413, 429, 431, 501, the 200 that opens a

@@ -138,6 +138,26 @@ export interface NativeCounters {
    * active migration) once quiche validated the new path.
    */
   pathMigrations: number
+  /**
+   * New paths quiche validated (PATH_CHALLENGE answered, RFC 9000 section 8.2):
+   * a client's move, or a probe of a path it may move to.
+   */
+  pathsValidated: number
+  /**
+   * New paths whose validation failed (no PATH_RESPONSE in time); the
+   * connection stays on the path it had.
+   */
+  pathsValidationFailed: number
+  /**
+   * Datagrams sent naming their source address (IP_PKTINFO): on a socket bound
+   * to 0.0.0.0 or `::`, every reply leaves from the address the client reached.
+   */
+  udpSentWithSource: number
+  /**
+   * Packets quiche could not build for a connection (`send` failed other than
+   * Done); the connection is closed, and the error logged at debug level.
+   */
+  sendFailures: number
   /** Retry packets sent (address validation, RFC 9000 section 8.1.2). */
   retriesSent: number
   /**

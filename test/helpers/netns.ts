@@ -9,10 +9,17 @@ export interface Namespace {
   readonly name: string;
   /** The namespace's address (where its servers listen). */
   readonly address: string;
+  /** This side's end of the veth pair (10.213.<n>.1). */
+  readonly hostLink: string;
+  /** The namespace's end of the veth pair (10.213.<n>.2). */
+  readonly innerLink: string;
+  /** `ip <args>` run inside the namespace. */
+  ip(...args: string[]): void;
   remove(): void;
 }
 
-function ip(...args: string[]): void {
+/** `ip <args>` here (throws with ip's own message on failure). */
+export function ip(...args: string[]): void {
   execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
@@ -48,6 +55,9 @@ export function makeNamespace(n: number): Namespace {
   return {
     name,
     address: `10.213.${n}.2`,
+    hostLink: host,
+    innerLink: inner,
+    ip: (...args: string[]) => ip('netns', 'exec', name, 'ip', ...args),
     // Deleting the namespace deletes its end of the pair, and with it both.
     remove: () => ip('netns', 'del', name),
   };

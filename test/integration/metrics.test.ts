@@ -72,6 +72,11 @@ describe('Prometheus metrics endpoint', function () {
       'h3_webtransport_sessions_total',
       'h3_webtransport_streams_total',
       'h3_webtransport_datagrams_total',
+      'h3_path_migrations_total',
+      'h3_paths_validated_total',
+      'h3_paths_validation_failed_total',
+      'h3_datagrams_sent_with_source_total',
+      'h3_send_failures_total',
     ]) {
       assert.equal(before.get(name), 0, name);
     }

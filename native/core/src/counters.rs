@@ -78,6 +78,18 @@ macro_rules! reported_counters {
                 #[doc = "Connections whose client moved to a new address (NAT rebinding or"]
                 #[doc = "active migration) once quiche validated the new path."]
                 path_migrations,
+                #[doc = "New paths quiche validated (PATH_CHALLENGE answered, RFC 9000 section 8.2):"]
+                #[doc = "a client's move, or a probe of a path it may move to."]
+                paths_validated,
+                #[doc = "New paths whose validation failed (no PATH_RESPONSE in time); the"]
+                #[doc = "connection stays on the path it had."]
+                paths_validation_failed,
+                #[doc = "Datagrams sent naming their source address (IP_PKTINFO): on a socket bound"]
+                #[doc = "to 0.0.0.0 or `::`, every reply leaves from the address the client reached."]
+                udp_sent_with_source,
+                #[doc = "Packets quiche could not build for a connection (`send` failed other than"]
+                #[doc = "Done); the connection is closed, and the error logged at debug level."]
+                send_failures,
                 #[doc = "Retry packets sent (address validation, RFC 9000 section 8.1.2)."]
                 retries_sent,
                 #[doc = "Initials whose token was not a valid Retry token of this server"]

@@ -57,6 +57,9 @@ pub struct WorkerCounters {
 pub struct Forwarded {
     pub data: Vec<u8>,
     pub from: SocketAddr,
+    /// The address it was sent to (the receiving socket's IP_PKTINFO), so
+    /// the owner answers from it.
+    pub to: SocketAddr,
 }
 
 /// Where other workers leave this worker's packets, and how they wake it.
@@ -174,11 +177,11 @@ impl WorkerGroup {
     /// Hands a packet to worker `owner`; false if it is not running (the
     /// caller handles the packet itself) or its mailbox is full (dropped).
     /// The owner is woken by `wake_pending` at the end of the read.
-    pub fn forward(&self, from_worker: usize, owner: usize, data: &[u8], from: SocketAddr) -> ForwardOutcome {
+    pub fn forward(&self, from_worker: usize, owner: usize, data: &[u8], from: SocketAddr, to: SocketAddr) -> ForwardOutcome {
         let boxes = self.mailboxes.read().unwrap_or_else(|p| p.into_inner());
         let Some(mailbox) = boxes.get(owner).and_then(|b| b.as_ref()) else { return ForwardOutcome::NotRunning };
         Counters::add(&self.workers[from_worker].packets_forwarded, 1);
-        if mailbox.push(Forwarded { data: data.to_vec(), from }) {
+        if mailbox.push(Forwarded { data: data.to_vec(), from, to }) {
             Counters::add(&self.workers[owner].packets_received_forwarded, 1);
             ForwardOutcome::Queued
         } else {
@@ -240,21 +243,21 @@ mod tests {
     fn a_worker_not_running_gets_nothing_and_a_full_mailbox_drops() {
         let g = WorkerGroup::new(2, false).unwrap();
         let from: SocketAddr = "127.0.0.1:1".parse().unwrap();
-        assert_eq!(g.forward(0, 1, b"x", from), ForwardOutcome::NotRunning);
+        assert_eq!(g.forward(0, 1, b"x", from, from), ForwardOutcome::NotRunning);
         let poll = mio::Poll::new().unwrap();
         let waker = Arc::new(mio::Waker::new(poll.registry(), mio::Token(1)).unwrap());
         let mailbox = Arc::new(Mailbox::new(waker));
         g.join(1, 1, mailbox.clone(), -1).unwrap();
         for _ in 0..MAILBOX_LIMIT {
-            assert_eq!(g.forward(0, 1, b"x", from), ForwardOutcome::Queued);
+            assert_eq!(g.forward(0, 1, b"x", from, from), ForwardOutcome::Queued);
         }
-        assert_eq!(g.forward(0, 1, b"x", from), ForwardOutcome::Dropped);
+        assert_eq!(g.forward(0, 1, b"x", from, from), ForwardOutcome::Dropped);
         assert_eq!(Counters::get(&g.workers[1].mailbox_drops), 1);
         let mut got = VecDeque::new();
         mailbox.take(&mut got);
         assert_eq!(got.len(), MAILBOX_LIMIT);
         g.leave(1, &mailbox);
-        assert_eq!(g.forward(0, 1, b"x", from), ForwardOutcome::NotRunning);
+        assert_eq!(g.forward(0, 1, b"x", from, from), ForwardOutcome::NotRunning);
     }
 
     #[test]

@@ -387,10 +387,11 @@ impl<A: Application> Server<A> {
                 // With GRO one buffer may carry several datagrams of `stride` bytes.
                 let (base, meta) = self.socket.received(i);
                 let stride = meta.stride.max(1);
+                let to = self.socket.local_for(meta.dst_ip);
                 let mut off = 0;
                 while off < meta.len {
                     let len = stride.min(meta.len - off);
-                    self.on_datagram(Source::Socket(base + off), len, meta.addr);
+                    self.on_datagram(Source::Socket(base + off), len, meta.addr, to);
                     off += len;
                 }
             }
@@ -415,7 +416,7 @@ impl<A: Application> Server<A> {
             let Some(w) = &mut self.worker else { return };
             let len = p.data.len().min(w.buf.len());
             w.buf[..len].copy_from_slice(&p.data[..len]);
-            self.on_datagram(Source::Forwarded, len, p.from);
+            self.on_datagram(Source::Forwarded, len, p.from, p.to);
         }
     }
 
@@ -424,7 +425,7 @@ impl<A: Application> Server<A> {
     /// not running) or the owner is not running. True if handed over (or
     /// dropped at a full mailbox).
     #[inline]
-    fn forward_if_foreign(&mut self, src: Source, len: usize, from: SocketAddr, dcid: &[u8]) -> bool {
+    fn forward_if_foreign(&mut self, src: Source, len: usize, from: SocketAddr, to: SocketAddr, dcid: &[u8]) -> bool {
         let Some(w) = &self.worker else { return false };
         let Some(owner) = w.role.group.owner_of(dcid, w.offset) else { return false };
         // A forwarded packet is never forwarded again.
@@ -433,7 +434,7 @@ impl<A: Application> Server<A> {
             return false;
         }
         let data = &self.socket.recv_buf[off..off + len];
-        match w.role.group.forward(w.role.index, owner, data, from) {
+        match w.role.group.forward(w.role.index, owner, data, from, to) {
             crate::workers::ForwardOutcome::NotRunning => false,
             _ => {
                 if let Some(w) = &mut self.worker {
@@ -444,7 +445,8 @@ impl<A: Application> Server<A> {
         }
     }
 
-    fn on_datagram(&mut self, src: Source, len: usize, from: SocketAddr) {
+    /// A datagram from `from` that reached this server at `to`.
+    fn on_datagram(&mut self, src: Source, len: usize, from: SocketAddr, to: SocketAddr) {
         if let Source::Socket(_) = src {
             // Counted once, by the worker whose socket read it.
             Counters::add(&self.shared.counters.udp_bytes_received, len as u64);
@@ -462,7 +464,7 @@ impl<A: Application> Server<A> {
                 }
                 _ => 0,
             };
-            if n > 0 && self.forward_if_foreign(src, len, from, &dcid[..n]) {
+            if n > 0 && self.forward_if_foreign(src, len, from, to, &dcid[..n]) {
                 return;
             }
         }
@@ -479,7 +481,7 @@ impl<A: Application> Server<A> {
             _ => None,
         };
         if let Some(id) = live {
-            self.receive(id, src, len, from);
+            self.receive(id, src, len, from, to);
             return;
         }
         let Ok(hdr) = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN) else { return };
@@ -488,19 +490,19 @@ impl<A: Application> Server<A> {
                 // quiche reads nothing more; a connection this server closed
                 // answers with its closing packet (its datagram was kept).
                 let dcid = hdr.dcid.to_vec();
-                self.answer_closing(&dcid, len, from);
+                self.answer_closing(&dcid, len, from, to);
                 return;
             }
             Some(id) => id,
             None => {
                 if self.closing.knows(hdr.dcid.as_ref()) {
                     let dcid = hdr.dcid.to_vec();
-                    self.answer_closing(&dcid, len, from);
+                    self.answer_closing(&dcid, len, from, to);
                     return;
                 }
                 if hdr.ty == quiche::Type::Short {
                     let dcid = hdr.dcid.to_vec();
-                    self.stateless_reset(&dcid, len, from);
+                    self.stateless_reset(&dcid, len, from, to);
                     return;
                 }
                 // RFC 9000 section 14.1: a client's first flight travels in
@@ -512,7 +514,8 @@ impl<A: Application> Server<A> {
                     return;
                 }
                 if !quiche::version_is_supported(hdr.version) {
-                    self.socket.negotiate_version(&hdr.scid, &hdr.dcid, from, &self.shared.counters);
+                    let source = self.socket.source_for(to);
+                    self.socket.negotiate_version(&hdr.scid, &hdr.dcid, from, source, &self.shared.counters);
                     return;
                 }
                 if hdr.ty != quiche::Type::Initial {
@@ -521,24 +524,25 @@ impl<A: Application> Server<A> {
                 let dcid = hdr.dcid.to_vec();
                 let retried = self.validated_original_id(hdr.token.as_deref(), from);
                 if retried.is_none() && self.options.retry.applies(self.half_open) {
-                    self.send_retry(&hdr.scid.clone(), &dcid, hdr.version, from);
+                    self.send_retry(&hdr.scid.clone(), &dcid, hdr.version, from, to);
                     return;
                 }
-                match self.accept(&dcid, retried.as_deref(), from) {
+                match self.accept(&dcid, retried.as_deref(), from, to) {
                     Some(id) => id,
                     None => return,
                 }
             }
         };
-        self.receive(id, src, len, from);
+        self.receive(id, src, len, from, to);
     }
 
-    /// Hands a datagram to the connection it was routed to.
-    fn receive(&mut self, id: ConnId, src: Source, len: usize, from: SocketAddr) {
-        let local = self.socket.local;
+    /// Hands a datagram to the connection it was routed to. quiche keys
+    /// paths by both addresses: a client that reaches another address of
+    /// this host is on a new path, validated as a move would be.
+    fn receive(&mut self, id: ConnId, src: Source, len: usize, from: SocketAddr, to: SocketAddr) {
         let Some(conn) = self.table.get_mut(id) else { return };
         let buf = datagram(&mut self.socket, &mut self.worker, src, len);
-        let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to: local })));
+        let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to })));
         if result.is_err() {
             self.on_panic(id, "packet processing");
         } else if conn.quic.is_in_early_data() && conn.quic.readable().len() > 0 {
@@ -564,12 +568,13 @@ impl<A: Application> Server<A> {
 
     /// A datagram of `len` bytes for a connection this server closed: its
     /// closing packet again, when closing.rs says one is due.
-    fn answer_closing(&mut self, dcid: &[u8], len: usize, from: SocketAddr) {
+    fn answer_closing(&mut self, dcid: &[u8], len: usize, from: SocketAddr, to: SocketAddr) {
         let Some(datagram) = self.closing.answer(dcid, len, Instant::now()) else { return };
         let n = datagram.len();
         self.socket.send_buf[..n].copy_from_slice(datagram);
         Counters::add(&self.shared.counters.closing_packets_resent, 1);
-        self.socket.send_lone(n, from, &self.shared.counters);
+        let source = self.socket.source_for(to);
+        self.socket.send_lone(n, from, source, &self.shared.counters);
     }
 
     /// Answers a short-header packet for a connection ID not in the table
@@ -578,7 +583,7 @@ impl<A: Application> Server<A> {
     /// than at its idle timeout. Only for IDs of our length (the only ones
     /// we issue), only for packets larger than the smallest reset, and at
     /// most `reset::RESETS_PER_SECOND`.
-    fn stateless_reset(&mut self, dcid: &[u8], len: usize, from: SocketAddr) {
+    fn stateless_reset(&mut self, dcid: &[u8], len: usize, from: SocketAddr, to: SocketAddr) {
         if dcid.len() != quiche::MAX_CONN_ID_LEN || len <= crate::reset::MIN_RESET_LEN {
             return;
         }
@@ -589,7 +594,8 @@ impl<A: Application> Server<A> {
         let token = crate::reset::token(&self.reset_key, dcid);
         if let Some(n) = crate::reset::write_reset(&mut self.socket.send_buf, len, &token) {
             Counters::add(&self.shared.counters.stateless_resets_sent, 1);
-            self.socket.send_lone(n, from, &self.shared.counters);
+            let source = self.socket.source_for(to);
+            self.socket.send_lone(n, from, source, &self.shared.counters);
         }
     }
 
@@ -609,7 +615,7 @@ impl<A: Application> Server<A> {
     /// Answers a first Initial with a Retry (RFC 9000 section 17.2.5): no
     /// state is kept; the client comes back with the token from the same
     /// address, to the new connection ID, which becomes the connection's.
-    fn send_retry(&mut self, client_scid: &[u8], odcid: &[u8], version: u32, from: SocketAddr) {
+    fn send_retry(&mut self, client_scid: &[u8], odcid: &[u8], version: u32, from: SocketAddr, to: SocketAddr) {
         let Some(new_scid) = self.ids.generate_for_retry() else { return };
         let Some(token) = crate::retry::mint(&self.retry_key, from, odcid, std::time::SystemTime::now()) else { return };
         let written = quiche::retry(
@@ -622,14 +628,15 @@ impl<A: Application> Server<A> {
         );
         if let Ok(n) = written {
             Counters::add(&self.shared.counters.retries_sent, 1);
-            self.socket.send_lone(n, from, &self.shared.counters);
+            let source = self.socket.source_for(to);
+            self.socket.send_lone(n, from, source, &self.shared.counters);
         }
     }
 
     /// Creates a connection for a first Initial sent to `dcid`. After a
     /// Retry, `retried` holds the ID the client first chose and `dcid` is
     /// the Retry's source ID.
-    fn accept(&mut self, dcid: &[u8], retried: Option<&[u8]>, from: SocketAddr) -> Option<ConnId> {
+    fn accept(&mut self, dcid: &[u8], retried: Option<&[u8]>, from: SocketAddr, local: SocketAddr) -> Option<ConnId> {
         if self.deadlines.drain_started.is_some() || self.table.len() >= self.options.max_connections {
             return None;
         }
@@ -642,7 +649,6 @@ impl<A: Application> Server<A> {
         let token = crate::reset::token(&self.reset_key, &scid);
         self.config.set_stateless_reset_token(Some(u128::from_be_bytes(token)));
         self.config.set_max_send_udp_payload_size(crate::config::send_limit(from));
-        let local = self.socket.local;
         let mut quic = match retried {
             // The Retry's source ID goes into the transport parameters; the
             // connection gets a full ID of its own (quiche's advice: the
@@ -968,7 +974,7 @@ impl<A: Application> Server<A> {
             // Packets of one connection accumulate back to back in send_buf;
             // a run of equal-sized packets to one address (the last may be
             // shorter) leaves as one GSO send.
-            let mut run = Run::empty(conn.peer);
+            let mut run = Run::empty(conn.peer, None);
             let mut run_limit = 0;
             // No datagram larger than the peer takes (its max_udp_payload_size,
             // RFC 9000 section 18.2). quiche clamps the first path to it but
@@ -1001,7 +1007,7 @@ impl<A: Application> Server<A> {
             if !pacing {
                 if let Some(p) = conn.paced.take() {
                     socket.send_buf[..p.data.len()].copy_from_slice(&p.data);
-                    run = Run { len: p.data.len(), count: 1, segment: p.data.len(), to: p.to };
+                    run = Run { len: p.data.len(), count: 1, segment: p.data.len(), to: p.to, from: p.from };
                     run_limit = conn.quic.max_send_udp_payload_size();
                 }
             }
@@ -1011,7 +1017,7 @@ impl<A: Application> Server<A> {
                 let limit = conn.quic.max_send_udp_payload_size();
                 if run.count > 0 && limit != run_limit {
                     socket.flush_run(&run, counters);
-                    run = Run::empty(run.to);
+                    run = Run::empty(run.to, run.from);
                 }
                 run_limit = limit;
                 if own_pacing && !conn.pacer.ready(Instant::now) {
@@ -1027,11 +1033,17 @@ impl<A: Application> Server<A> {
                 let (n, info) = match conn.quic.send(&mut socket.send_buf[run.len..run.len + packet_cap]) {
                     Ok(r) => r,
                     Err(quiche::Error::Done) => break,
-                    Err(_) => {
-                        let _ = conn.quic.close(false, 0x1, b"send failed");
+                    Err(e) => {
+                        Counters::add(&counters.send_failures, 1);
+                        self.app.on_log(
+                            LogLevel::Debug,
+                            &format!("connection {}: quiche could not build a packet ({e:?}); closing it", conn.cid_hex),
+                        );
+                        let _ = conn.quic.close(false, 0x1, format!("send failed: {e:?}").as_bytes());
                         break;
                     }
                 };
+                let from = socket.source_for(info.from);
                 if own_pacing {
                     conn.pacer.spent(n);
                 }
@@ -1050,27 +1062,29 @@ impl<A: Application> Server<A> {
                     // turn: what is built so far leaves now, this packet at
                     // its time.
                     let data = socket.send_buf[run.len..run.len + n].to_vec();
-                    conn.paced = Some(PacedPacket { data, to: info.to, at: info.at });
+                    conn.paced = Some(PacedPacket { data, to: info.to, from, at: info.at });
                     Counters::add(&counters.pacing_waits, 1);
                     pacing = true;
                     continue;
                 }
-                if run.count > 0 && (info.to != run.to || n > run.segment || n > limit) {
-                    // This packet cannot join the run: send the run, then
-                    // start a new one with the packet.
+                if run.count > 0 && (info.to != run.to || from != run.from || n > run.segment || n > limit) {
+                    // This packet cannot join the run (another path, or a
+                    // size the run's segments cannot hold): send the run,
+                    // then start a new one with the packet.
                     socket.flush_run(&run, counters);
                     socket.send_buf.copy_within(run.len..run.len + n, 0);
-                    run = Run::empty(info.to);
+                    run = Run::empty(info.to, from);
                 }
                 if run.count == 0 {
                     run.segment = n;
                     run.to = info.to;
+                    run.from = from;
                 }
                 run.len += n;
                 run.count += 1;
                 if n < run.segment || n > limit || run.count >= max_segments || run.len + MAX_PACKET > socket.send_buf.len() {
                     socket.flush_run(&run, counters);
-                    run = Run::empty(run.to);
+                    run = Run::empty(run.to, run.from);
                 }
                 if socket.is_blocked() && run.count == 0 {
                     break;

@@ -29,11 +29,17 @@ impl<A: Application> Server<A> {
             return;
         }
         let mut migrated: Option<(SocketAddr, SocketAddr)> = None;
+        let counters = &self.shared.counters;
         // quiche probes a new path by itself; the loop follows the move.
         while let Some(event) = conn.quic.path_event_next() {
-            if let quiche::PathEvent::PeerMigrated(_, peer) = event {
-                migrated = Some((conn.peer, peer));
-                conn.peer = peer;
+            match event {
+                quiche::PathEvent::PeerMigrated(_, peer) => {
+                    migrated = Some((conn.peer, peer));
+                    conn.peer = peer;
+                }
+                quiche::PathEvent::Validated(..) => Counters::add(&counters.paths_validated, 1),
+                quiche::PathEvent::FailedValidation(..) => Counters::add(&counters.paths_validation_failed, 1),
+                _ => {}
             }
         }
         let mut retired = Vec::new();

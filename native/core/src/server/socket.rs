@@ -1,10 +1,14 @@
 //! The server's UDP socket: batched receive (recvmmsg) with GRO and GSO on
 //! send through quinn-udp (with its fallbacks), runs of one connection's
-//! packets sent as one super-datagram, and the sends the kernel would not
-//! take yet.
+//! packets sent as one super-datagram, the sends the kernel would not
+//! take yet, and per-packet addresses: each datagram's destination is read
+//! (IP_PKTINFO / IPV6_PKTINFO, which quinn-udp turns on), and on a socket
+//! bound to a wildcard every reply names its source, the address the
+//! client reached, so a host with several addresses (or a virtual address
+//! a balancer forwards to) never answers from another one.
 
 use std::io::{self, ErrorKind};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
@@ -34,21 +38,23 @@ const RECV_FILL: u8 = 0xa5;
 struct Blocked {
     data: Vec<u8>,
     to: SocketAddr,
+    from: Option<IpAddr>,
     segment: Option<usize>,
 }
 
 /// Packets gathered in `send_buf[..len]`: `count` of `segment` bytes to
-/// `to`, the last possibly shorter.
+/// `to` from `from` (None: the kernel picks), the last possibly shorter.
 pub struct Run {
     pub len: usize,
     pub count: usize,
     pub segment: usize,
     pub to: SocketAddr,
+    pub from: Option<IpAddr>,
 }
 
 impl Run {
-    pub fn empty(to: SocketAddr) -> Run {
-        Run { len: 0, count: 0, segment: 0, to }
+    pub fn empty(to: SocketAddr, from: Option<IpAddr>) -> Run {
+        Run { len: 0, count: 0, segment: 0, to, from }
     }
 }
 
@@ -57,6 +63,8 @@ pub struct Socket {
     /// GSO/GRO-capable socket state (quinn-udp).
     udp: quinn_udp::UdpSocketState,
     pub local: SocketAddr,
+    /// Bound to 0.0.0.0 or `::`: replies name their source address.
+    wildcard: bool,
     /// `RECV_SLOTS` receive buffers of `slot` bytes back to back, allocated
     /// once (2 MiB with GRO, 64 KiB without).
     pub recv_buf: Vec<u8>,
@@ -118,6 +126,7 @@ impl Socket {
             udp,
             socket,
             local,
+            wildcard: local.ip().is_unspecified(),
             // Filled rather than zeroed: zeroed memory comes from calloc as
             // untouched pages, committed only as bursts first reach the later
             // slots, so RSS would creep up by as much as 2 MiB under load and
@@ -155,6 +164,27 @@ impl Socket {
         self.udp.recv((&self.socket).into(), &mut bufs[..n], &mut self.recv_meta[..n])
     }
 
+    /// The local address a datagram reached, from its destination IP (the
+    /// kernel's packet info) and the bound port, in the socket's family: an
+    /// IPv4 destination on a dual-stack socket is written IPv4-mapped, as
+    /// its source is. Without packet info, the bound address.
+    pub fn local_for(&self, dst: Option<IpAddr>) -> SocketAddr {
+        let ip = match (dst, self.local) {
+            (None, _) => return self.local,
+            (Some(IpAddr::V4(v4)), SocketAddr::V6(_)) => IpAddr::V6(v4.to_ipv6_mapped()),
+            (Some(IpAddr::V6(v6)), SocketAddr::V4(_)) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+            (Some(ip), _) => ip,
+        };
+        SocketAddr::new(ip, self.local.port())
+    }
+
+    /// The source address to name on a reply from `local` (a path's local
+    /// address): on a wildcard socket, that address; on a socket bound to
+    /// one address the kernel uses it anyway, so nothing is named.
+    pub fn source_for(&self, local: SocketAddr) -> Option<IpAddr> {
+        (self.wildcard && !local.ip().is_unspecified()).then_some(local.ip())
+    }
+
     /// Where slot `i` of the last `recv` starts in `recv_buf`, and what it holds.
     pub fn received(&self, i: usize) -> (usize, quinn_udp::RecvMeta) {
         (i * self.slot, self.recv_meta[i])
@@ -166,20 +196,24 @@ impl Socket {
         scid: &quiche::ConnectionId,
         dcid: &quiche::ConnectionId,
         to: SocketAddr,
+        from: Option<IpAddr>,
         counters: &Counters,
     ) {
         if let Ok(n) = quiche::negotiate_version(scid, dcid, &mut self.send_buf) {
-            Counters::add(&counters.udp_send_calls, 1);
-            let _ = self.socket.send_to(&self.send_buf[..n], to);
+            self.send_lone(n, to, from, counters);
         }
     }
 
-    /// Sends a stateless reset (or any lone datagram outside a connection).
-    pub fn send_lone(&mut self, len: usize, to: SocketAddr, counters: &Counters) {
-        Counters::add(&counters.udp_send_calls, 1);
+    /// Sends a stateless reset, a Retry, a closing packet again: a lone
+    /// datagram outside a connection's run, from `from` when named. Lost
+    /// if the socket will not take it now, as the network could lose it.
+    pub fn send_lone(&mut self, len: usize, to: SocketAddr, from: Option<IpAddr>, counters: &Counters) {
         Counters::add(&counters.udp_datagrams_sent, 1);
         Counters::add(&counters.udp_bytes_sent, len as u64);
-        let _ = self.socket.send_to(&self.send_buf[..len], to);
+        if from.is_some() {
+            Counters::add(&counters.udp_sent_with_source, 1);
+        }
+        let _ = send_run(&self.udp, &self.socket, &self.send_buf[..len], to, from, None, counters);
     }
 
     pub fn max_segments(&self) -> usize {
@@ -195,7 +229,7 @@ impl Socket {
     pub fn retry_blocked(&mut self, counters: &Counters) -> bool {
         while !self.blocked.is_empty() {
             let b = &self.blocked[0];
-            if send_run(&self.udp, &self.socket, &b.data, b.to, b.segment, counters).is_err() {
+            if send_run(&self.udp, &self.socket, &b.data, b.to, b.from, b.segment, counters).is_err() {
                 return false;
             }
             self.blocked.remove(0);
@@ -210,15 +244,18 @@ impl Socket {
         }
         Counters::add(&counters.udp_datagrams_sent, run.count as u64);
         Counters::add(&counters.udp_bytes_sent, run.len as u64);
+        if run.from.is_some() {
+            Counters::add(&counters.udp_sent_with_source, run.count as u64);
+        }
         if run.count > 1 {
             Counters::add(&counters.udp_gso_sends, 1);
         }
         let segment = (run.count > 1).then_some(run.segment);
         let contents = &self.send_buf[..run.len];
-        if self.blocked.is_empty() && send_run(&self.udp, &self.socket, contents, run.to, segment, counters).is_ok() {
+        if self.blocked.is_empty() && send_run(&self.udp, &self.socket, contents, run.to, run.from, segment, counters).is_ok() {
             return;
         }
-        self.blocked.push(Blocked { data: contents.to_vec(), to: run.to, segment });
+        self.blocked.push(Blocked { data: contents.to_vec(), to: run.to, from: run.from, segment });
     }
 }
 
@@ -230,10 +267,11 @@ fn send_run(
     socket: &UdpSocket,
     buf: &[u8],
     to: SocketAddr,
+    from: Option<IpAddr>,
     segment: Option<usize>,
     counters: &Counters,
 ) -> io::Result<()> {
-    let t = quinn_udp::Transmit { destination: to, ecn: None, contents: buf, segment_size: segment, src_ip: None };
+    let t = quinn_udp::Transmit { destination: to, ecn: None, contents: buf, segment_size: segment, src_ip: from };
     Counters::add(&counters.udp_send_calls, 1);
     match udp.try_send(socket.into(), &t) {
         // Larger than the path allows (the interface's MTU, or a route's
@@ -247,7 +285,7 @@ fn send_run(
                 Some(size) => {
                     for one in buf.chunks(size) {
                         let t =
-                            quinn_udp::Transmit { destination: to, ecn: None, contents: one, segment_size: None, src_ip: None };
+                            quinn_udp::Transmit { destination: to, ecn: None, contents: one, segment_size: None, src_ip: from };
                         Counters::add(&counters.udp_send_calls, 1);
                         match udp.try_send(socket.into(), &t) {
                             Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => Counters::add(&counters.udp_too_large, 1),
@@ -289,7 +327,7 @@ mod tests {
         let (_rx, tx, udp, to) = pair();
         let counters = Counters::default();
         let big = vec![0u8; 70_000];
-        send_run(&udp, &tx, &big, to, None, &counters).unwrap();
+        send_run(&udp, &tx, &big, to, None, None, &counters).unwrap();
         assert_eq!(Counters::get(&counters.udp_too_large), 1);
     }
 
@@ -303,7 +341,7 @@ mod tests {
         // 60 segments of 1,200 bytes: 72,000 bytes, more than one GSO send
         // (64 KiB) may carry.
         let run = vec![0x40u8; 60 * 1200];
-        send_run(&udp, &tx, &run, to, Some(1200), &counters).unwrap();
+        send_run(&udp, &tx, &run, to, None, Some(1200), &counters).unwrap();
         assert_eq!(Counters::get(&counters.udp_too_large), 0);
         let mut buf = [0u8; 2048];
         let mut got = 0;

@@ -44,6 +44,8 @@ pub struct Conn {
 pub struct PacedPacket {
     pub data: Vec<u8>,
     pub to: std::net::SocketAddr,
+    /// The source it leaves from (socket::Socket::source_for).
+    pub from: Option<std::net::IpAddr>,
     pub at: std::time::Instant,
 }
 
