@@ -268,7 +268,7 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
     check('W5', 'req/s vs W1', r.w5[0].load.rps / w1Rps, 'min', 0.9),
     check('W6', 'W1 TypeScript vs native', w1Rps / med.of('W1', NATIVE, 'rps'), 'min', 0.7),
     check('W6', 'W3 TypeScript vs native', med.of('W3', TS, 'rps') / med.of('W3', NATIVE, 'rps'), 'min', 0.7),
-    // Issue 17: server CPU per request over the native handler's, through
+    // Server CPU per request over the native handler's, through
     // createServer, createSecureServer and serve (a fetch handler).
     check('W6', 'W1 CPU/req createServer vs native handler', med.cpu('W1', TS) / med.cpu('W1', NATIVE), 'max', 1.4),
     check('W6', 'W3 CPU/req createServer vs native handler', med.cpu('W3', TS) / med.cpu('W3', NATIVE), 'max', 1.4),

@@ -1,4 +1,4 @@
-// Issue 14, 0-RTT: a client resuming a session sends its requests as TLS
+// 0-RTT: a client resuming a session sends its requests as TLS
 // early data (aioquic, with the ticket of an earlier connection). Safe
 // methods are answered and marked `earlyData`; other methods get 425 Too
 // Early (RFC 8470) unless the application opts in with earlyData: 'all'.

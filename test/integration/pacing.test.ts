@@ -1,4 +1,4 @@
-// Issue 14, pacing: packets leave at the rate the congestion controller
+// Pacing: packets leave at the rate the congestion controller
 // allows (RFC 9002 section 7.7) rather than a window at once. Measured on
 // a path with a real round trip (a relay adding delay): a real client
 // (aioquic) downloads through it, the relay times the server's datagrams.

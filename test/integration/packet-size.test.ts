@@ -1,4 +1,4 @@
-// Issue 14: packet sizes (PMTU discovery from 1,350 bytes, ceiling 1,472 over
+// Packet sizes (PMTU discovery from 1,350 bytes, ceiling 1,472 over
 // IPv4) and the statelessResetKey option. The packet sizes are read on the
 // wire: a UDP relay between a real client (aioquic) and the server records
 // every datagram the server sends.

@@ -1,4 +1,4 @@
-// Issue 15, many machines: connection IDs in the QUIC-LB plaintext format
+// Many machines: connection IDs in the QUIC-LB plaintext format
 // let a balancer route every packet of a connection to the server that owns
 // it. Two servers behind a QUIC-LB-decoding relay (test/helpers); real
 // clients (aioquic) connect through it.

@@ -1,4 +1,4 @@
-// Issue 14, address validation: Retry (RFC 9000 section 8.1.2) in its three
+// Address validation: Retry (RFC 9000 section 8.1.2) in its three
 // modes, with real clients (aioquic, quic-go) following it, and a flood of
 // real Initials from many source ports that never complete their handshake
 // (test/helpers/clients/half_handshake.py) against `retry: 'auto'`.

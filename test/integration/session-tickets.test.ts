@@ -1,4 +1,4 @@
-// Issue 14, resumption: servers given the same ticketKey resume each
+// Resumption: servers given the same ticketKey resume each
 // other's TLS sessions (a restart or a second process keeps resumption);
 // aioquic connects to one, keeps its ticket, and resumes on the other.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 15, every core: one server on two workers (the test's thread is
+// Every core: one server on two workers (the test's thread is
 // worker 0, a worker thread runs test/helpers/fixtures/workers-app.ts as worker 1),
 // each with its own I/O thread and SO_REUSEPORT socket on the one port.
 // Real clients (aioquic) connect; the workers' own counters say which

@@ -25,15 +25,16 @@ impl<A: Application> Server<A> {
     /// retired IDs unrouted and spare ones issued.
     pub(super) fn manage_paths(&mut self, id: ConnId) {
         let Some(conn) = self.table.get_mut(id) else { return };
-        if conn.quic.is_closed() || conn.quic.is_draining() {
-            return;
-        }
         let mut migrated: Option<(SocketAddr, SocketAddr)> = None;
         let counters = &self.shared.counters;
         // quiche probes a new path by itself; the loop follows the move.
+        // The events of a connection's last packets count too (a client
+        // that moved and then closed did move), so they are read before
+        // a closing connection is left alone.
         while let Some(event) = conn.quic.path_event_next() {
             match event {
                 quiche::PathEvent::PeerMigrated(_, peer) => {
+                    Counters::add(&counters.path_migrations, 1);
                     migrated = Some((conn.peer, peer));
                     conn.peer = peer;
                 }
@@ -41,6 +42,9 @@ impl<A: Application> Server<A> {
                 quiche::PathEvent::FailedValidation(..) => Counters::add(&counters.paths_validation_failed, 1),
                 _ => {}
             }
+        }
+        if conn.quic.is_closed() || conn.quic.is_draining() {
+            return;
         }
         let mut retired = Vec::new();
         while let Some(cid) = conn.quic.retired_scid_next() {
@@ -64,7 +68,6 @@ impl<A: Application> Server<A> {
             self.table.add_cid(id, cid);
         }
         if let Some((from, to)) = migrated {
-            Counters::add(&self.shared.counters.path_migrations, 1);
             self.app.on_peer_moved(id, display(to));
             // Debug: the spec allows no other diagnostic lines by default.
             self.app.on_log(LogLevel::Debug, &format!("connection {} moved from {} to {}", id.0, display(from), display(to)));
