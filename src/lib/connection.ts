@@ -8,6 +8,8 @@ export class Connection implements ConnectionHandle {
   remoteFamily: 'IPv4' | 'IPv6' = 'IPv4';
   open = true;
   peerMaxFieldSectionSize = Infinity;
+  /** Set when the server asked for a client certificate: the verification error (0: verified) and the chain, DER, leaf first. */
+  clientCertificate: { verifyError: number; chain: Buffer[] } | undefined;
 
   /** `peer` as the core reports it: `1.2.3.4:5` or `[::1]:5`. */
   constructor(

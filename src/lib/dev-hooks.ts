@@ -11,7 +11,7 @@ import type { CoreOptions, StreamServer, StreamServerEvents } from './stream-ser
 export type StreamServerFactory = (
   options: CoreOptions,
   events: StreamServerEvents,
-) => Pick<StreamServer, 'listen' | 'address' | 'close'>;
+) => Pick<StreamServer, 'listen' | 'address' | 'close'> & Partial<Pick<StreamServer, 'setIdentities'>>;
 
 export interface DevHooks {
   /** Fault injection: a request for this path panics inside the native core. */

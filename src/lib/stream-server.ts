@@ -4,7 +4,7 @@
 // one. It decodes the core's event batches, keeps the open streams and
 // connections, and sends what streams ask for back as command batches (one
 // submit per batch handled, or per microtask for asynchronous answers).
-import { addon, NativeCounters, NativeGroupStats, NativeServer } from '../native/binding';
+import { addon, NativeCounters, NativeGroupStats, NativeIdentity, NativeServer, NativeTls } from '../native/binding';
 import { claimWorkerPlace, WorkerPool, workerCount, workerEntryPath } from './workers';
 import { AbortReason, CommandWriter, ConnClosedInfo, decodeBatch, EventSink, LogLevel, RequestFlag } from '../native/protocol';
 import { Connection } from './connection';
@@ -18,7 +18,12 @@ import type { TransportOptions } from './transport-options';
 import { StreamTable } from './stream-table';
 import { SessionRequestHandler, WebTransportRegistry } from './webtransport/registry';
 
-export interface CoreOptions extends TransportOptions, KeyMaterial {
+/** What the core is told of identities beyond the default one (identities.rs). */
+export type TlsChoices = Omit<NativeTls, 'certChain' | 'privateKey'>;
+
+export interface CoreOptions extends TransportOptions, Partial<KeyMaterial> {
+  /** Names with their own identities, SNICallback, client certificates. */
+  tls?: TlsChoices;
   /**
    * false: the core buffers each request body up to `bodyWindow` (else it
    * answers 413 itself) and hands it over whole. true: bodies stream,
@@ -63,6 +68,12 @@ export interface StreamServerEvents {
   onSessionRequest?: SessionRequestHandler;
   /** The core stopped; nothing follows. */
   onClose(): void;
+  /**
+   * A handshake names a server the identity table does not know (with
+   * `tls.askApplication`): call `answer` once with the identity to
+   * present, or null to fail that handshake with a TLS alert.
+   */
+  onIdentityWanted?(serverName: string, answer: (identity: NativeIdentity | null) => void): void;
 }
 
 export interface AddressInfo {
@@ -156,8 +167,7 @@ export class StreamServer implements EventSink, StreamOwner {
           ...worker,
           host,
           port,
-          certChain: o.certChain,
-          privateKey: o.privateKey,
+          tls: { certChain: o.certChain, privateKey: o.privateKey, ...o.tls },
           streamedBodies: o.streamedBodies,
           bodyWindow: o.bodyWindow,
           bodyCredit: o.bodyCredit,
@@ -382,6 +392,38 @@ export class StreamServer implements EventSink, StreamOwner {
     if (!s) return;
     streams!.delete(stream);
     s.deliverAbort({ reason: ABORT_REASONS[reason] ?? 'protocol', code });
+  }
+
+  onIdentityWanted(_conn: number, request: number, serverName: string): void {
+    const native = this.native;
+    let answered = false;
+    const answer = (identity: NativeIdentity | null) => {
+      if (answered || native !== this.native || !native) return;
+      answered = true;
+      if (identity) native.answerIdentity(request, identity);
+      else native.refuseIdentity(request);
+    };
+    if (!this.events.onIdentityWanted) {
+      answer(null);
+      return;
+    }
+    try {
+      this.events.onIdentityWanted(serverName, answer);
+    } catch (e) {
+      this.logger.error(`h3-node: choosing the identity for ${JSON.stringify(serverName)} threw: ${(e as Error).message}`);
+      answer(null);
+    }
+  }
+
+  onClientCertificate(conn: number, verifyError: number, chain: Buffer[]): void {
+    const c = this.connections.get(conn);
+    if (c) c.clientCertificate = { verifyError, chain: chain.map((b) => Buffer.from(b)) };
+  }
+
+  /** New handshakes choose from these identities (every worker's); open connections keep theirs. Throws naming what does not parse. */
+  setIdentities(tls: NativeTls): void {
+    if (!this.native) throw new Error('server is not listening');
+    this.native.setIdentities(tls);
   }
 
   onConnOpen(conn: number, peer: string, cid: string): void {

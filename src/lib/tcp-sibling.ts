@@ -28,9 +28,11 @@ export interface TcpSiblingOptions {
   /** Local address; "::" (dual-stack, as on the UDP side) when omitted, "0.0.0.0" where the host has no IPv6. */
   host?: string;
   /** PEM certificate chain (contents, not a path), as node:tls takes it. */
-  cert: string | Buffer;
+  cert?: string | Buffer;
   /** PEM private key (contents, not a path). */
-  key: string | Buffer;
+  key?: string | Buffer;
+  /** Further node:tls options (SNICallback, requestCert, ca...), and `cert`/`key` when not given above. */
+  tls?: tls.TlsOptions;
   /** The UDP port advertised in Alt-Svc; `port` when omitted (a proxy in front may map it). */
   altSvcPort?: number;
   /** Alt-Svc `ma`, seconds the client may remember the alternative (default 86400, one day). */
@@ -79,7 +81,8 @@ export async function startTcpSibling(options: TcpSiblingOptions): Promise<TcpSi
 
   let server: http2.Http2SecureServer;
   try {
-    server = http2.createSecureServer({ cert: options.cert, key: options.key, allowHTTP1: options.allowHTTP1 ?? true });
+    const identity = options.cert !== undefined ? { cert: options.cert, key: options.key } : {};
+    server = http2.createSecureServer({ ...options.tls, ...identity, allowHTTP1: options.allowHTTP1 ?? true });
   } catch (e) {
     throw new Error(`TCP sibling: bad certificate or key: ${(e as Error).message}`);
   }

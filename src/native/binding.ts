@@ -20,13 +20,15 @@ import type {
   NativeAddress,
   NativeCounters,
   NativeGroupStats,
+  NativeIdentity,
   NativeLimits,
   NativeOptions,
   NativeServer,
+  NativeTls,
   NativeWorkerStats,
 } from './addon';
 
-export type { NativeAddress, NativeCounters, NativeGroupStats, NativeLimits, NativeOptions, NativeServer, NativeWorkerStats };
+export type { NativeAddress, NativeCounters, NativeGroupStats, NativeIdentity, NativeLimits, NativeOptions, NativeServer, NativeTls, NativeWorkerStats };
 
 interface Addon {
   listen: typeof listen;
@@ -36,6 +38,7 @@ interface Addon {
   releaseWorkerGroup: typeof releaseWorkerGroup;
   workerGroupStats: typeof workerGroupStats;
   zeroCounters: typeof zeroCounters;
+  NativeIdentity: typeof NativeIdentity;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');

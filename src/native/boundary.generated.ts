@@ -19,6 +19,8 @@ export const enum EventKind {
   PeerFieldLimit = 14,
   WtDatagram = 15,
   PeerMoved = 16,
+  IdentityWanted = 17,
+  ClientCertificate = 18,
 }
 
 export const enum CommandKind {

@@ -41,6 +41,15 @@ export interface EventSink {
   onPeerFieldLimit(conn: number, limit: number): void;
   /** One datagram of an application session (a view into the batch: copy to keep it). */
   onWtDatagram(conn: number, session: number, payload: Buffer): void;
+  /** A handshake waits for the application to choose an identity for `serverName` (SNICallback); answer `request`. */
+  onIdentityWanted(conn: number, request: number, serverName: string): void;
+  /**
+   * A handshake that asked for a client certificate completed: `verifyError`
+   * is 0 when the chain verified, an X509_V_ERR_* code otherwise (2: no
+   * certificate); `chain` the client's certificates as DER, leaf first
+   * (views into the batch: copy to keep them).
+   */
+  onClientCertificate(conn: number, verifyError: number, chain: Buffer[]): void;
 }
 
 // Buffer's methods through constants, called with .call: reached as
@@ -210,6 +219,19 @@ export function decodeBatch(buf: Buffer, sink: EventSink): number {
       case EventKind.WtDatagram: {
         const session = f64();
         sink.onWtDatagram(conn, session, bytes(u16()));
+        break;
+      }
+      case EventKind.IdentityWanted: {
+        const request = u32();
+        sink.onIdentityWanted(conn, request, str(u16()));
+        break;
+      }
+      case EventKind.ClientCertificate: {
+        const verifyError = u32();
+        const count = buf[off++];
+        const chain: Buffer[] = [];
+        for (let i = 0; i < count; i++) chain.push(bytes(u32()));
+        sink.onClientCertificate(conn, verifyError, chain);
         break;
       }
       default:

@@ -36,6 +36,8 @@ function recordingSink(): { sink: EventSink; calls: unknown[][] } {
     onPeerFieldLimit: record('onPeerFieldLimit'),
     onWtDatagram: record('onWtDatagram'),
     onPeerMoved: record('onPeerMoved'),
+    onIdentityWanted: record('onIdentityWanted'),
+    onClientCertificate: record('onClientCertificate'),
   };
   return { sink, calls };
 }
@@ -64,6 +66,8 @@ describe('boundary protocol: golden bytes shared with the Rust half', () => {
       ['onPeerFieldLimit', 9, 16384],
       ['onWtDatagram', 9, 4, Buffer.from([0, 1, 255])],
       ['onPeerMoved', 9, '[2001:db8::7]:61000'],
+      ['onIdentityWanted', 9, 70001, 'b.example.com'],
+      ['onClientCertificate', 9, 20, [Buffer.from([0x30, 0x82, 0x01]), Buffer.from([0x30])]],
     ]);
     // One call per sink method: the batch covers every event kind.
     const { sink: probe } = recordingSink();

@@ -717,9 +717,9 @@ describe('compat: createSecureServer', () => {
     const core = FakeCore.last!;
     assert.deepEqual(core.listened, { port: 0, host: '::1' });
     assert.deepEqual(server.address(), { address: '::1', family: 'IPv6', port: 44444 });
-    assert.equal(core.options.certChain.toString(), CERT_PEM);
+    assert.equal(core.options.certChain?.toString(), CERT_PEM);
     const der = crypto.createPrivateKey(KEY_PEM).export({ type: 'pkcs8', format: 'der' });
-    assert.ok(core.options.privateKey.equals(der), 'the key reaches the core as PKCS#8 DER');
+    assert.ok(core.options.privateKey?.equals(der), 'the key reaches the core as PKCS#8 DER');
     assert.equal('keyPath' in core.options || 'certPath' in core.options, false, 'no file paths for the core');
     let closedCb = false;
     server.close(() => (closedCb = true));

@@ -15,6 +15,7 @@ pub mod bench_handler;
 #[cfg(feature = "bench-handler")]
 pub mod bench_transfer;
 pub mod boundary;
+mod identities;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use napi_derive::napi;
 
 use boundary::link::{Inbox, JsLink, Sink};
 use h3core::app::Application;
+use h3core::certificates::IdentityStore;
 use h3core::config::Options;
 use h3core::connection_ids::QuicLb;
 use h3core::retry::RetryMode;
@@ -37,11 +39,10 @@ use h3core::{counters, h3, panic_report, server};
 pub struct NativeOptions {
     pub host: String,
     pub port: u32,
-    /// The certificate chain, PEM, leaf first (Node read any file).
-    pub cert_chain: Buffer,
-    /// The private key as PKCS#8 DER (Node decrypted it if it had a
-    /// passphrase); parsed here into BoringSSL's key object, never written.
-    pub private_key: Buffer,
+    /// The identities (identities.rs): chains as PEM, leaf first (Node read
+    /// any file); keys as PKCS#8 DER (Node decrypted any passphrase),
+    /// parsed into BoringSSL's key objects and never written.
+    pub tls: identities::NativeTls,
     pub streamed_bodies: bool,
     pub body_window: Option<u32>,
     pub body_credit: Option<u32>,
@@ -389,13 +390,18 @@ pub fn listen(
         }),
         _ => return Err(Error::from_reason("workerGroup and workerIndex go together")),
     };
-    let identity = h3core::tls::Identity::from_memory(&options.cert_chain, &options.private_key)
-        .map_err(|e| Error::from_reason(e.to_string()))?;
+    let identities = identities::identities(&options.tls)?;
+    // A worker group's servers share the first one's identities, so that
+    // setSecureContext on any of them changes every worker's.
+    let store = match &worker {
+        Some(role) => role.group.identities.get_or_init(|| Arc::new(IdentityStore::new(identities))).clone(),
+        None => Arc::new(IdentityStore::new(identities)),
+    };
     let opts = Options {
         worker,
         host: options.host,
         port,
-        identity: Some(identity),
+        identities: Some(store),
         streamed_bodies: options.streamed_bodies,
         body_window: options.body_window.map_or(d.body_window, |v| v as usize),
         body_credit: options.body_credit.map_or(d.body_credit, |v| v as usize),

@@ -179,6 +179,16 @@ pub trait Application {
     /// Application mode: one datagram for a session, its payload after the
     /// Quarter Stream ID.
     fn on_datagram(&mut self, _conn: ConnId, _session: StreamId, _payload: &[u8]) {}
+    /// A handshake names a server the identity table does not know, and
+    /// the application chooses (SNICallback): it answers `request` through
+    /// `Shared::answer_identity`. Until then the handshake waits (at most
+    /// the handshake timeout).
+    fn on_identity_wanted(&mut self, _conn: ConnId, _request: u32, _server_name: &str) {}
+    /// The handshake completed after asking for a client certificate:
+    /// `verify_error` is None when the chain verified (X509_V_ERR_* code
+    /// otherwise: 2 when the client sent none), `chain` the client's
+    /// certificates as DER, leaf first (empty: none).
+    fn on_client_certificate(&mut self, _conn: ConnId, _verify_error: Option<i32>, _chain: &[&[u8]]) {}
 
     /// The current point in the work handed over.
     fn mark(&self) -> Mark;

@@ -32,9 +32,9 @@ pub fn send_limit(peer: std::net::SocketAddr) -> usize {
 pub struct Options {
     pub host: String,
     pub port: u16,
-    /// The certificate chain and key, parsed in memory (tls.rs); None only
-    /// in a default that no server listens with.
-    pub identity: Option<crate::tls::Identity>,
+    /// The identities handshakes choose from (certificates.rs), parsed in
+    /// memory (tls.rs); None only in a default that no server listens with.
+    pub identities: Option<std::sync::Arc<crate::certificates::IdentityStore>>,
     pub streamed_bodies: bool,
     /// Buffered mode: largest request body held for a handler; more is 413.
     pub body_window: usize,
@@ -105,7 +105,7 @@ impl Default for Options {
         Options {
             host: String::new(),
             port: 0,
-            identity: None,
+            identities: None,
             streamed_bodies: false,
             body_window: 16 * 1024,
             body_credit: 32 * 1024,
@@ -161,16 +161,19 @@ impl Options {
         }
     }
 
-    pub fn quiche_config(&self) -> Result<quiche::Config, ListenError> {
-        // The identity goes to BoringSSL from memory (tls.rs) through a
-        // context built here, never through quiche's file loaders. With a
+    /// `new_handshakes`: where each handshake's TLS state is left for the
+    /// loop (certificates.rs).
+    pub fn quiche_config(&self, new_handshakes: crate::certificates::NewHandshakes) -> Result<quiche::Config, ListenError> {
+        // The identities go to BoringSSL from memory (tls.rs), each
+        // handshake's chosen in the select-certificate callback
+        // (certificates.rs), never through quiche's file loaders. With a
         // ticket secret (given, or a worker group's), tickets are sealed
         // under keys that rotate (tickets.rs); else BoringSSL's own key,
         // which it rotates, serves this process alone.
-        let identity = self.identity.as_ref().ok_or(ListenError::Certificate)?;
+        let store = self.identities.as_ref().ok_or(ListenError::Certificate)?;
         let mut tls = boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls())
             .map_err(|_| ListenError::Quiche(quiche::Error::TlsFail))?;
-        identity.install(&mut tls)?;
+        crate::certificates::install_selector(&mut tls, store.clone(), new_handshakes);
         let group_key = self.worker.as_ref().map(|w| w.group.ticket_key);
         if let Some(secret) = self.ticket_key.or(group_key) {
             crate::tickets::install(&mut tls, secret, self.ticket_rotation_s);

@@ -46,6 +46,13 @@ pub enum ListenError {
     },
     /// A worker could not join its group (workers.rs).
     Workers(String),
+    /// The client-certificate CAs are not PEM X.509 certificates.
+    Ca,
+    /// A server name in the identity table that is not a host name or a
+    /// one-label wildcard (`*.example.com`).
+    ServerName {
+        name: String,
+    },
 }
 
 impl fmt::Display for ListenError {
@@ -69,6 +76,10 @@ impl fmt::Display for ListenError {
             ListenError::Socket(e) => write!(f, "{e}"),
             ListenError::UdpSetup(e) => write!(f, "UDP socket setup: {e}"),
             ListenError::Workers(e) => write!(f, "workers: {e}"),
+            ListenError::Ca => write!(f, "the CA certificates are not PEM X.509 certificates"),
+            ListenError::ServerName { name } => {
+                write!(f, "{name:?} is not a server name (a host name, or *. and a host name)")
+            }
         }
     }
 }

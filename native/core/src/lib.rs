@@ -18,6 +18,7 @@
 
 pub mod app;
 pub mod bytes;
+pub mod certificates;
 pub mod config;
 pub mod connection_ids;
 pub mod counters;

@@ -187,7 +187,7 @@ pub fn demo_identity() -> crate::tls::Identity {
 pub fn options(streamed: bool, webtransport: bool) -> Options {
     Options {
         host: "127.0.0.1".into(),
-        identity: Some(demo_identity()),
+        identities: Some(crate::certificates::IdentityStore::single(demo_identity())),
         streamed_bodies: streamed,
         body_window: 1024,
         body_credit: 2048,
@@ -286,7 +286,7 @@ impl Pair {
 
     /// A pair with `options(streamed, webtransport)`, for unit tests.
     pub fn with(options: &Options) -> Pair {
-        let mut server_config = options.quiche_config().unwrap();
+        let mut server_config = options.quiche_config(Default::default()).unwrap();
         Pair::new(options, &mut server_config, &mut client_config()).expect("handshake")
     }
 

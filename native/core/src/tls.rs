@@ -6,13 +6,14 @@
 //! only, which is why this module exists.
 //!
 //! An `Identity` is a value (BoringSSL reference-counts the certificate and
-//! key objects), so one context per identity can be built from it; choosing
-//! among several by SNI, or swapping one for new handshakes, stands on that.
+//! key objects): certificates.rs holds several, chooses one per handshake
+//! by SNI, and swaps them for new handshakes.
 
 use std::fmt;
 
+use boring::error::ErrorStack;
 use boring::pkey::{PKey, Private};
-use boring::ssl::SslContextBuilder;
+use boring::ssl::{SslContextBuilder, SslRef};
 use boring::x509::X509;
 
 use crate::error::ListenError;
@@ -55,6 +56,16 @@ impl Identity {
         }
         builder.set_private_key(&self.key).map_err(|_| ListenError::PrivateKey)?;
         builder.check_private_key().map_err(|_| ListenError::KeyMismatch)
+    }
+
+    /// Makes one handshake present this identity (certificates.rs chooses
+    /// it per connection; the connection starts with none of its own).
+    pub fn apply(&self, ssl: &mut SslRef) -> Result<(), ErrorStack> {
+        ssl.set_certificate(&self.chain[0])?;
+        for extra in &self.chain[1..] {
+            ssl.add_chain_cert(extra)?;
+        }
+        ssl.set_private_key(&self.key)
     }
 
     /// Certificates in the chain, the leaf included.

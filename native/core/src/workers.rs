@@ -106,6 +106,9 @@ pub struct WorkerGroup {
     /// Raised by closeIdleConnections() on any worker: every worker closes
     /// its idle connections once per new value.
     pub close_idle: AtomicU64,
+    /// The identities every worker's handshakes choose from: the first
+    /// worker's, replaced for all by setSecureContext on any of them.
+    pub identities: std::sync::OnceLock<Arc<crate::certificates::IdentityStore>>,
     mailboxes: RwLock<Vec<Option<Arc<Mailbox>>>>,
     /// Where the worker index sits in a connection ID; fixed by the first
     /// worker that joins (it depends on the QUIC-LB server ID's length).
@@ -128,6 +131,7 @@ impl WorkerGroup {
             workers: (0..count).map(|_| WorkerCounters::default()).collect(),
             ticket_key,
             close_idle: AtomicU64::new(0),
+            identities: Default::default(),
             mailboxes: RwLock::new(vec![None; count]),
             offset: AtomicU64::new(u64::MAX),
             steering: Mutex::new(crate::steering::SteeringState::new(count, try_ebpf)),

@@ -7,8 +7,9 @@
 import dns from 'node:dns';
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
+import type tls from 'node:tls';
 import { StreamServer } from '../stream-server';
-import type { NativeCounters } from '../../native/binding';
+import type { NativeCounters, NativeIdentity } from '../../native/binding';
 import type { AddressInfo, CoreOptions, StreamServerEvents } from '../stream-server';
 import { pickTransportOptions } from '../transport-options';
 import type { TransportOptions } from '../transport-options';
@@ -56,6 +57,8 @@ export type Http3RequestListener = (req: Http3ServerRequest, res: Http3ServerRes
 export interface TcpSide {
   listen(port: number, host: string | undefined): Promise<void>;
   close(graceful: boolean): Promise<void>;
+  /** New TLS options for new handshakes (setSecureContext). */
+  setSecureContext?(options: tls.TlsOptions): void;
 }
 export type TcpSideFactory = (server: Http3SecureServer) => TcpSide;
 
@@ -124,7 +127,7 @@ export class Http3SecureServer extends EventEmitter {
   /** Per-request idle timeout in ms (setTimeout); 0 for none, as node:http2. */
   timeout = 0;
   readonly #options: SecureServerOptions;
-  readonly #tls: TlsMaterial;
+  #tls: TlsMaterial;
   readonly #logger: Logger;
   readonly #createCore: StreamServerFactory;
   readonly #context: ExchangeContext;
@@ -168,7 +171,7 @@ export class Http3SecureServer extends EventEmitter {
     if (listener) this.on('request', listener);
     const tcp = options.tcp ?? true;
     this.#tcp =
-      typeof tcp === 'function' ? tcp(this) : tcp ? defaultTcpSide(this, () => this.#tls.pems(), options.allowHTTP1 ?? false, this.#logger) : undefined;
+      typeof tcp === 'function' ? tcp(this) : tcp ? defaultTcpSide(this, () => this.#tls.tcpOptions(), options.allowHTTP1 ?? false, this.#logger) : undefined;
   }
 
   /**
@@ -216,6 +219,7 @@ export class Http3SecureServer extends EventEmitter {
     try {
       const coreOptions: CoreOptions = {
         ...this.#tls.core,
+        tls: this.#tls.choices,
         streamedBodies: true,
         bodyCredit: o.bodyCredit ?? DEFAULT_BODY_CREDIT,
         idleTimeoutMs: o.idleTimeoutMs,
@@ -376,10 +380,50 @@ export class Http3SecureServer extends EventEmitter {
       onConnection: (conn) => this.#onConnection(conn),
       onConnectionClose: (conn) => this.#onConnectionClose(conn),
       onSessionRequest: (request) => this.#onSessionRequest(request),
+      onIdentityWanted: (serverName, answer) => this.#chooseIdentity(serverName, answer),
       onClose: () => {
         if (generation === this.#generation) this.#onCoreClosed();
       },
     };
+  }
+
+  /** SNICallback for a name `identities` does not know; its failures fail that handshake only, with one log line. */
+  #chooseIdentity(serverName: string, answer: (identity: NativeIdentity | null) => void): void {
+    const material = this.#tls;
+    const refuse = (why: string) => {
+      this.#logger.warn(`h3-node: SNICallback for ${JSON.stringify(serverName)} ${why}; that handshake fails`);
+      answer(null);
+    };
+    try {
+      material.input.SNICallback!(serverName, (err, context) => {
+        if (err) return refuse(`answered an error: ${err.message}`);
+        let identity: NativeIdentity | null;
+        try {
+          identity = material.nativeIdentity(context);
+        } catch (e) {
+          return refuse(`answered an identity that does not parse: ${(e as Error).message}`);
+        }
+        if (!identity) return refuse('answered no identity and there is no default one (`cert`, `key`)');
+        answer(identity);
+      });
+    } catch (e) {
+      refuse(`threw: ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * Replaces the default identity (node:tls's `setSecureContext`): `cert`,
+   * `key`, `passphrase`, and `ca` for client certificates. New handshakes
+   * on HTTP/3 (every worker's) and on the TCP side get it; connections
+   * already open keep theirs. Throws naming the option at fault, and then
+   * nothing changes.
+   */
+  setSecureContext(options: Pick<TlsInput, 'cert' | 'key' | 'passphrase' | 'ca'>): void {
+    if (typeof options !== 'object' || options === null) throw new TypeError('setSecureContext: options must be an object');
+    const next = new TlsMaterial({ ...this.#tls.input, ...options }, 'setSecureContext');
+    this.#core?.setIdentities?.({ ...next.core, ...next.choices });
+    this.#tls = next;
+    this.#tcp?.setSecureContext?.(next.tcpOptions());
   }
 
   #onSessionRequest(request: WebTransportSessionRequest): void {

@@ -3,22 +3,21 @@
 // `alt-svc: h3=":<port>"` on every response so browsers learn of HTTP/3
 // (src/lib/tcp-sibling.ts does the work; this adapts it to the server).
 import http2 from 'node:http2';
+import type tls from 'node:tls';
 import { startTcpSibling, TcpSibling } from '../tcp-sibling';
 import { pinHttp2Members, swapsHttp1Prototypes } from './express-shadow';
 import type { Logger } from '../log';
 import { holdToDeclaredLength } from './tcp-length';
 import type { Http3SecureServer, TcpSide } from './server';
 
-export function defaultTcpSide(server: Http3SecureServer, pems: () => { cert: Buffer; key: Buffer }, allowHTTP1: boolean, logger: Logger): TcpSide {
+export function defaultTcpSide(server: Http3SecureServer, tlsOptions: () => tls.TlsOptions, allowHTTP1: boolean, logger: Logger): TcpSide {
   let sibling: TcpSibling | undefined;
   return {
     async listen(port, host) {
-      const { cert, key } = pems();
       sibling = await startTcpSibling({
         port,
         host: host ?? '::',
-        cert,
-        key,
+        tls: tlsOptions(),
         allowHTTP1,
         // The same listeners as HTTP/3 requests: 'request' on the server.
         listener: (req, res) => {
@@ -39,6 +38,9 @@ export function defaultTcpSide(server: Http3SecureServer, pems: () => { cert: Bu
         },
         onError: (e) => server.emit('error', e),
       });
+    },
+    setSecureContext(options) {
+      sibling?.server.setSecureContext(options);
     },
     async close() {
       const s = sibling;

@@ -44,6 +44,12 @@ code_group! {
         WT_DATAGRAM = 15,
         /// The client moved (a validated new path): its address now.
         PEER_MOVED = 16,
+        /// A handshake waits for the application to choose its identity
+        /// for a server name (SNICallback): a request number and the name.
+        IDENTITY_WANTED = 17,
+        /// A handshake that asked for a client certificate completed: the
+        /// verification error (0: verified) and the client's chain, DER.
+        CLIENT_CERTIFICATE = 18,
     }
 }
 

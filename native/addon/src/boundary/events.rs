@@ -158,6 +158,25 @@ impl EventBatch {
         self.short_bytes(peer.as_bytes());
     }
 
+    /// IDENTITY_WANTED: the question's number and the client's server name.
+    pub fn identity_wanted(&mut self, conn: u32, request: u32, server_name: &str) {
+        self.head(kind::IDENTITY_WANTED, conn);
+        self.u32(request);
+        self.short_bytes(server_name.as_bytes());
+    }
+
+    /// CLIENT_CERTIFICATE: X509_V_ERR_* (0: verified), then the chain: a
+    /// count and each certificate's DER.
+    pub fn client_certificate(&mut self, conn: u32, verify_error: u32, chain: &[&[u8]]) {
+        self.head(kind::CLIENT_CERTIFICATE, conn);
+        self.u32(verify_error);
+        let chain = &chain[..chain.len().min(u8::MAX as usize)];
+        self.u8(chain.len() as u8);
+        for cert in chain {
+            self.long_bytes(cert);
+        }
+    }
+
     pub fn conn_open(&mut self, conn: u32, peer: &str, cid: &str) {
         self.head(kind::CONN_OPEN, conn);
         self.short_bytes(peer.as_bytes());

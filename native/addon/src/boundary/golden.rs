@@ -64,6 +64,10 @@ fn golden_events() -> (Vec<u8>, Vec<u8>) {
     kinds.push(kind::WT_DATAGRAM);
     b.peer_moved(9, "[2001:db8::7]:61000");
     kinds.push(kind::PEER_MOVED);
+    b.identity_wanted(9, 70_001, "b.example.com");
+    kinds.push(kind::IDENTITY_WANTED);
+    b.client_certificate(9, 20, &[&[0x30, 0x82, 0x01], &[0x30]]);
+    kinds.push(kind::CLIENT_CERTIFICATE);
     (b.take(42), kinds)
 }
 

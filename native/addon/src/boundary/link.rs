@@ -173,6 +173,16 @@ impl Application for JsLink {
         self.events.peer_moved(conn.0, &peer.to_string());
     }
 
+    fn on_identity_wanted(&mut self, conn: ConnId, request: u32, server_name: &str) {
+        self.events.identity_wanted(conn.0, request, server_name);
+    }
+
+    fn on_client_certificate(&mut self, conn: ConnId, verify_error: Option<i32>, chain: &[&[u8]]) {
+        // Lazy: the connection's first request comes after it in the batch.
+        self.lazy += 1;
+        self.events.client_certificate(conn.0, verify_error.map_or(0, |e| e.max(1) as u32), chain);
+    }
+
     fn on_conn_closed(&mut self, conn: ConnId, c: ConnClosed<'_>) {
         self.lazy += 1;
         self.events.conn_closed(conn.0, close_code(c.how), c.is_app, c.code, c.reason, &c.peer.to_string(), c.cid);

@@ -36,6 +36,7 @@ mod socket;
 mod table;
 #[cfg(test)]
 mod tests;
+mod tls_handshakes;
 
 use deadlines::{Deadlines, CLOSE_GRACE, DRAIN_DEADLINE};
 pub use doorbell::Doorbell;
@@ -83,6 +84,10 @@ pub struct Shared {
     /// its own, for all its workers): the loop closes idle connections once
     /// per new value.
     pub close_idle: std::sync::atomic::AtomicU64,
+    /// The application's answers to identity questions (tls_handshakes.rs).
+    pub identity_answers: std::sync::Mutex<Vec<(u32, crate::certificates::Answer)>>,
+    /// The identities new handshakes choose from; replaced by setSecureContext.
+    pub identities: Option<Arc<crate::certificates::IdentityStore>>,
 }
 
 pub struct Server<A: Application> {
@@ -108,6 +113,8 @@ pub struct Server<A: Application> {
     reset_limit: crate::reset::RateLimit,
     /// The first EMSGSIZE refusal is logged; the rest are counted only.
     too_large_logged: bool,
+    /// Identity questions to the application and their answers.
+    tls: tls_handshakes::TlsQuestions,
     /// Retry tokens (retry.rs): from options, or random per process.
     retry_key: crate::retry::RetryKey,
     /// Connections accepted whose handshake is not done: what
@@ -187,7 +194,8 @@ impl<A: Application> Server<A> {
     /// Binds the socket and loads the identity on the caller's thread, so
     /// that a port in use or a bad key fails `listen` synchronously.
     pub fn bind(options: Options, app: A) -> Result<Bound<A>, ListenError> {
-        let config = options.quiche_config()?;
+        let new_handshakes = crate::certificates::NewHandshakes::default();
+        let config = options.quiche_config(new_handshakes.clone())?;
         let reset_key = options.stateless_reset_key;
         let keylog = options.keylog_path.as_deref().map(crate::keylog::KeyLog::open).transpose()?;
         let qlog = options.qlog_dir.as_deref().map(crate::qlog::QlogDir::new).transpose()?;
@@ -203,6 +211,8 @@ impl<A: Application> Server<A> {
             doorbell: Doorbell::new(waker.clone()),
             counters,
             close_idle: Default::default(),
+            identity_answers: Default::default(),
+            identities: options.identities.clone(),
         });
         let worker = match &options.worker {
             None => None,
@@ -251,6 +261,7 @@ impl<A: Application> Server<A> {
             reset_key: reset_key.unwrap_or_else(crate::reset::process_key),
             reset_limit: crate::reset::RateLimit::default(),
             too_large_logged: false,
+            tls: tls_handshakes::TlsQuestions::new(new_handshakes),
         };
         Ok(Bound { server, shared, local })
     }
@@ -322,6 +333,7 @@ impl<A: Application> Server<A> {
         // Before the inbox is drained: a command submitted after this rings again.
         self.shared.doorbell.answer();
         self.apply_actions();
+        self.apply_identity_answers();
         self.check_shutdown();
         self.close_idle_if_asked();
         // A turn woken by the waker or a timer alone does not read: the
@@ -543,6 +555,10 @@ impl<A: Application> Server<A> {
         let Some(conn) = self.table.get_mut(id) else { return };
         let buf = datagram(&mut self.socket, &mut self.worker, src, len);
         let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to })));
+        if !conn.handshake_done {
+            self.adopt_handshake(id);
+        }
+        let Some(conn) = self.table.get_mut(id) else { return };
         if result.is_err() {
             self.on_panic(id, "packet processing");
         } else if conn.quic.is_in_early_data() && conn.quic.readable().len() > 0 {
@@ -707,6 +723,8 @@ impl<A: Application> Server<A> {
                 handshake_done: false,
                 paced: None,
                 pacer: Pacer::new(quiche::MIN_CLIENT_INITIAL_LEN, now),
+                tls: None,
+                identity_question: None,
             },
         );
         self.deadlines.handshake_started(now, id);
@@ -910,7 +928,9 @@ impl<A: Application> Server<A> {
             if conn.quic.is_resumed() {
                 Counters::add(&self.shared.counters.handshakes_resumed, 1);
             }
+            self.handshake_completed(id);
         }
+        let Some(conn) = self.table.get_mut(id) else { return };
         let app = &mut self.app;
         let (scratch, body) = (&mut self.scratch, &mut self.body_scratch);
         let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, app, scratch, body)));
@@ -1128,6 +1148,7 @@ impl<A: Application> Server<A> {
                 continue;
             }
             let Some(mut conn) = self.table.remove(id) else { continue };
+            self.forget_identity_question(conn.identity_question);
             self.deadlines.forget_timer(id, conn.timer);
             count_quic_datagrams(&mut conn, &self.shared.counters);
             if !conn.handshake_done {

@@ -38,6 +38,11 @@ pub struct Conn {
     pub paced: Option<PacedPacket>,
     /// Pacing where quiche does not pace (CUBIC, Reno).
     pub pacer: super::pacer::Pacer,
+    /// The handshake's TLS choices (identity, client certificate), from
+    /// its ClientHello on (certificates.rs).
+    pub tls: Option<std::sync::Arc<crate::certificates::HandshakeTls>>,
+    /// The application was asked for this handshake's identity (request number).
+    pub identity_question: Option<u32>,
 }
 
 /// A built packet waiting for the time quiche gave it (`SendInfo::at`).
