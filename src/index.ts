@@ -38,6 +38,7 @@ export type {
   TcpSide,
   TcpSideFactory,
 } from './lib/compat/server';
+export type { IdentityInput, SniCallback, SniContext, TlsInput } from './lib/compat/tls-material';
 export { Http3ServerRequest } from './lib/compat/request';
 export { Http3ServerResponse } from './lib/compat/response';
 export type { OutgoingHeaderInput, OutgoingHeaders, WriteCallback } from './lib/compat/response';

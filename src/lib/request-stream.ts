@@ -26,6 +26,12 @@ export interface ConnectionHandle {
    * so check against this first and report the error to the application.
    */
   readonly peerMaxFieldSectionSize: number;
+  /**
+   * When the server asked for a client certificate: the verification error
+   * (0: verified; an X509_V_ERR_* code otherwise, 2 when the client sent
+   * none) and the client's chain, DER, leaf first.
+   */
+  readonly clientCertificate?: { verifyError: number; chain: Buffer[] };
 }
 
 /** Why a stream ended early. */

@@ -16,7 +16,9 @@
 //   one object per connection, the first would wait (and hold its
 //   listeners) until the whole connection closed and the second would do
 //   nothing.
+import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import type tls from 'node:tls';
 import type { ConnectionHandle } from '../request-stream';
 import { noSocketManipulation } from './errors';
 
@@ -26,14 +28,35 @@ export interface SocketAddress {
   port: number;
 }
 
+/** OpenSSL's names for the X509_V_ERR_* codes a client certificate fails with, as node:tls reports them. */
+const VERIFY_ERRORS: Record<number, string> = {
+  2: 'UNABLE_TO_GET_ISSUER_CERT',
+  4: 'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  6: 'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  7: 'CERT_SIGNATURE_FAILURE',
+  9: 'CERT_NOT_YET_VALID',
+  10: 'CERT_HAS_EXPIRED',
+  13: 'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  14: 'ERROR_IN_CERT_NOT_AFTER_FIELD',
+  18: 'DEPTH_ZERO_SELF_SIGNED_CERT',
+  19: 'SELF_SIGNED_CERT_IN_CHAIN',
+  20: 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  21: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  22: 'CERT_CHAIN_TOO_LONG',
+  23: 'CERT_REVOKED',
+  24: 'INVALID_CA',
+  25: 'PATH_LENGTH_EXCEEDED',
+  26: 'INVALID_PURPOSE',
+  27: 'CERT_UNTRUSTED',
+  28: 'CERT_REJECTED',
+};
+
 /** The parts of net.Socket / tls.TLSSocket that HTTP code reads, for one QUIC connection. */
 abstract class QuicSocketBase extends EventEmitter {
   /** @internal */
   protected readonly handle: ConnectionHandle;
   readonly encrypted = true;
   readonly alpnProtocol = 'h3';
-  /** No client certificates are requested. */
-  readonly authorized = false;
 
   protected constructor(handle: ConnectionHandle) {
     super();
@@ -73,8 +96,40 @@ abstract class QuicSocketBase extends EventEmitter {
     return { address: this.localAddress, family: this.handle.remoteFamily, port: this.localPort };
   }
 
-  getPeerCertificate(): Record<string, never> {
-    return {};
+  /** node:tls's: the client's certificate verified against `ca` (only with `requestCert`). */
+  get authorized(): boolean {
+    return this.handle.clientCertificate?.verifyError === 0;
+  }
+
+  /** node:tls's: why the client's certificate did not verify (OpenSSL's code name), else undefined. */
+  get authorizationError(): string | undefined {
+    const code = this.handle.clientCertificate?.verifyError;
+    return code ? (VERIFY_ERRORS[code] ?? `X509_V_ERR_${code}`) : undefined;
+  }
+
+  /**
+   * node:tls's: the client's certificate as an object ({} when there is
+   * none: no `requestCert`, or the client sent none); `detailed` links each
+   * to its issuer through `issuerCertificate`, as far as the client's chain goes.
+   */
+  getPeerCertificate(detailed = false): tls.PeerCertificate | tls.DetailedPeerCertificate | Record<string, never> {
+    const chain = this.handle.clientCertificate?.chain ?? [];
+    if (chain.length === 0) return {};
+    const objects = chain.map((der) => new crypto.X509Certificate(der).toLegacyObject() as tls.DetailedPeerCertificate);
+    if (!detailed) return objects[0];
+    for (let i = 0; i < objects.length; i++) {
+      const next = objects[i + 1];
+      // The last one links to itself when it signed itself (a root), as node:tls does.
+      if (next) objects[i].issuerCertificate = next;
+      else if (new crypto.X509Certificate(chain[i]).checkIssued(new crypto.X509Certificate(chain[i]))) objects[i].issuerCertificate = objects[i];
+    }
+    return objects[0];
+  }
+
+  /** node:tls's: the client's certificate as a crypto.X509Certificate, if it sent one. */
+  getPeerX509Certificate(): crypto.X509Certificate | undefined {
+    const leaf = this.handle.clientCertificate?.chain[0];
+    return leaf ? new crypto.X509Certificate(leaf) : undefined;
   }
 
   // QUIC's own mechanisms cover these (keep-alive by PING, no Nagle); they

@@ -262,7 +262,7 @@ function source(input: PemInput, by: string, option: string, what: string): Sour
   if (Buffer.isBuffer(one)) return { pem: one };
   if (typeof one !== 'string') throw new TypeError(`${by}: \`${option}\` must be a PEM string, a Buffer or a file path`);
   if (one.includes('-----BEGIN ')) return { pem: Buffer.from(one) };
-  return fromPath(one, what);
+  return fromPath(one, by, option, what);
 }
 
 /** Several PEM values (or paths) as one PEM buffer. */
@@ -283,11 +283,11 @@ function checkCertificates(pem: Buffer, by: string, option: string): void {
   }
 }
 
-function fromPath(p: string, what: string): Source {
+function fromPath(p: string, by: string, option: string, what: string): Source {
   try {
     return { path: path.resolve(p), pem: fs.readFileSync(p) };
   } catch (e) {
-    throw new Error(`cannot read ${what} ${p}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    throw new Error(`${by}: cannot read \`${option}\`, the ${what} ${p}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
 }
 
