@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything a fresh machine needs before build and test: Debian packages,
 # npm dependencies, Node 22/24/26, the aioquic test client's virtualenv, the
-# quic-go interop client, and the linux-arm64-gnu addon with qemu-user to run
+# quic-go interop client, Pebble (the ACME test server), and the linux-arm64-gnu addon with qemu-user to run
 # it (scripts/setup-arm64.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,4 +16,5 @@ npm ci --no-audit --no-fund
 bash scripts/setup-node-versions.sh
 bash scripts/setup-python.sh
 bash scripts/setup-go.sh
+bash scripts/setup-pebble.sh
 bash scripts/setup-arm64.sh

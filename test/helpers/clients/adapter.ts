@@ -111,6 +111,25 @@ export interface RunnerPlan {
   /** Up to this many connections at once (default 1); ignored (one at a time) when any connection resumes or sends early data. aioquic and quic-go only. */
   parallel?: number;
   connections: RunnerConnectionPlan[];
+  // ca, client_cert, client_key: aioquic and quic-go only.
+  /**
+   * A PEM file of CAs: every connection verifies the server's chain against
+   * them and the leaf's name against `sni`, and a failure fails its
+   * handshake (the connection's error says how: "handshake failed:
+   * connection closed: error 0x12a (TLS alert bad_certificate) sent by this
+   * client: ..."). Without it nothing is verified (the demo identity is self-signed).
+   */
+  ca?: string;
+  /**
+   * PEM files of a client certificate (chain) and its key, sent when the
+   * server asks for one. In TLS 1.3 a certificate the server refuses (or one
+   * it requires and did not get) is refused after the client's side of the
+   * handshake completed: `handshake` is true and the error carries the
+   * server's alert (0x174 certificate_required). quic-go sends it only if it
+   * fits the server's CertificateRequest (crypto/tls), else none.
+   */
+  client_cert?: string;
+  client_key?: string;
   /**
    * ngtcp2 only: keep the client's frame trace (slower, so only for cases
    * of small files), so that a failure quotes the CONNECTION_CLOSE or
@@ -132,6 +151,13 @@ export interface RunnerConnectionResult {
    * received, on every socket it used. aioquic and quic-go only.
    */
   peer_addresses?: string[];
+  /**
+   * What the server presented in this handshake: the SHA-256 (lowercase hex)
+   * of each certificate's DER, leaf first, also when the verification
+   * against `ca` then failed; empty when no Certificate message came (a
+   * resumed session has none). aioquic and quic-go only.
+   */
+  peer_chain_sha256?: string[];
   error: string | null;
 }
 

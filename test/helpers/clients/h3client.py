@@ -12,6 +12,21 @@ chunk_delay_ms), or body_generate {total, chunk_size, pattern, max_buffered}
 adds the header for it. The response: kept whole, up to body_keep bytes, or
 not at all (discard_body), and hashed in any case; each piece's arrival time
 is in chunks.
+
+Who the server is: server_name (the SNI, default "localhost"); ca (a PEM
+file) verifies the server's chain against it and its name against
+server_name, otherwise nothing is verified (the demo identity is
+self-signed); client_cert and client_key (PEM files) are presented when the
+server asks for a certificate. peer_chain_sha256 in the result is what the
+server presented: the SHA-256 (lowercase hex) of each certificate's DER,
+leaf first, also when the handshake then failed; empty when no Certificate
+message came (a resumed session has none). A failed handshake's
+handshake_error says how the connection closed: the error code (a TLS alert
+by name), its reason and which side sent it. A client certificate the
+server refuses (or a missing one it requires) is refused only after the
+client's side of the TLS 1.3 handshake is complete: connected is then true,
+and connection_terminated and the requests' errors carry the alert
+(certificate_required is 0x174).
 """
 
 import argparse
@@ -31,6 +46,9 @@ from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, StopSendingReceived, StreamDataReceived, StreamReset
+from aioquic.quic.packet import QuicErrorCode
+from aioquic.tls import AlertDescription, load_pem_x509_certificates
+from cryptography.hazmat.primitives.serialization import Encoding
 
 H3_REQUEST_CANCELLED = 0x10C
 # body_generate with "pattern": byte i of the body is i % 251 (test/helpers/pattern.ts).
@@ -59,6 +77,41 @@ class NoContentAwareH3Connection(H3Connection):
     def _check_content_length(self, stream):
         if stream.stream_id not in self.no_content_streams:
             super()._check_content_length(stream)
+
+
+def peer_chain_sha256(quic):
+    """SHA-256 (hex) of the DER of each certificate the server presented,
+    leaf first, as aioquic 1.7.2's TLS context keeps them (it parses the
+    Certificate message before verifying it, so they are there after a
+    failed verification too)."""
+    tls = quic.tls
+    leaf = getattr(tls, "_peer_certificate", None)
+    if leaf is None:
+        return []
+    chain = [leaf] + list(getattr(tls, "_peer_certificate_chain", []))
+    return [hashlib.sha256(c.public_bytes(Encoding.DER)).hexdigest() for c in chain]
+
+
+def describe_close(event, closed_by):
+    """A ConnectionTerminated as text: the code (a TLS alert by name: 0x100
+    plus the alert, RFC 9001 section 4.8), the reason, and who sent it."""
+    code, reason = event.error_code, event.reason_phrase
+    if closed_by is None:
+        # aioquic ends a connection it hears nothing from without any frame.
+        return f"connection ended without a CONNECTION_CLOSE: {reason} (aioquic's code 0x{code:x})"
+    name = ""
+    if QuicErrorCode.CRYPTO_ERROR <= code <= QuicErrorCode.CRYPTO_ERROR + 0xFF:
+        try:
+            alert = AlertDescription(code - QuicErrorCode.CRYPTO_ERROR).name
+        except ValueError:
+            alert = str(code - QuicErrorCode.CRYPTO_ERROR)
+        name = f" (TLS alert {alert})"
+    elif event.frame_type is not None:  # a transport error (an application close has none)
+        try:
+            name = f" ({QuicErrorCode(code).name})"
+        except ValueError:
+            pass
+    return f"connection closed: error 0x{code:x}{name} sent by {closed_by}: {reason or '(no reason)'}"
 
 
 def ms(since):
@@ -151,6 +204,18 @@ class Client(QuicConnectionProtocol):
         self.h3 = NoContentAwareH3Connection(self._quic)
         self.exchanges = {}
         self.terminated = None
+        # Which side began the close ("the server", "this client"; None: no
+        # CONNECTION_CLOSE, an idle timeout): aioquic's ConnectionTerminated
+        # does not say, its _close_begin does (is_initiator).
+        self.closed_by = None
+        self.terminated_event = None
+        close_begin = self._quic._close_begin
+
+        def note_close_begin(is_initiator, now):
+            self.closed_by = "this client" if is_initiator else "the server"
+            close_begin(is_initiator=is_initiator, now=now)
+
+        self._quic._close_begin = note_close_begin
         # When set, leaving the connect() block sends no CONNECTION_CLOSE:
         # the socket is just closed, like a client that vanished.
         self.silent = False
@@ -181,9 +246,10 @@ class Client(QuicConnectionProtocol):
             self.note_server_control(event.data)
         if isinstance(event, ConnectionTerminated):
             self.terminated = {"error_code": event.error_code, "reason": event.reason_phrase}
+            self.terminated_event = event
             for ex in self.exchanges.values():
                 if ex.error is None and not ex.done.done():
-                    ex.error = "connection terminated"
+                    ex.error = f"connection terminated ({describe_close(event, self.closed_by)})"
                 ex.finish()
         elif isinstance(event, StreamReset):
             ex = self.exchanges.get(event.stream_id)
@@ -358,11 +424,30 @@ async def run_many(args, plan):
     return {"connections": list(results)}
 
 
+def set_identity_checks(config, plan):
+    """ca: verify the server's chain against it and its name against
+    server_name (aioquic checks both unless verify_mode is CERT_NONE);
+    client_cert/client_key: the certificate sent if the server asks. The
+    files are read and parsed here, so that a bad one fails before the
+    handshake instead of inside aioquic's packet handling."""
+    if plan.get("ca"):
+        with open(plan["ca"], "rb") as f:
+            cadata = f.read()
+        if not load_pem_x509_certificates(cadata):
+            raise ValueError(f"no certificate in {plan['ca']}")
+        config.verify_mode = ssl.CERT_REQUIRED
+        config.load_verify_locations(cadata=cadata)
+    else:
+        # The demo identity is self-signed: nothing to verify it against.
+        config.verify_mode = ssl.CERT_NONE
+    if plan.get("client_cert"):
+        config.load_cert_chain(plan["client_cert"], plan.get("client_key"))
+
+
 async def run(args, plan):
     # "alpn" in the plan overrides h3 (e.g. to provoke a failed handshake).
     config = QuicConfiguration(is_client=True, alpn_protocols=plan.get("alpn", H3_ALPN))
-    config.verify_mode = ssl.CERT_NONE
-    config.server_name = "localhost"
+    config.server_name = plan.get("server_name") or "localhost"
     # Resumption and 0-RTT: a ticket kept from an earlier run (pickled), and
     # "early": the requests go out before the handshake completes, as early
     # data when the ticket allows it.
@@ -372,9 +457,17 @@ async def run(args, plan):
     tickets = []
     timeout = float(plan.get("timeout", 5.0))
     deadline = time.monotonic() + timeout
-    out = {"connected": False, "handshake_error": None, "alpn": None, "responses": [], "connection_terminated": None}
+    out = {
+        "connected": False, "handshake_error": None, "alpn": None, "responses": [], "connection_terminated": None,
+        "peer_chain_sha256": [],
+    }
     close = plan.get("close", {"error_code": 0, "reason": ""})
     authority = f"{args.host}:{args.port}"
+    try:
+        set_identity_checks(config, plan)
+    except Exception as e:
+        out["handshake_error"] = f"cannot load the plan's ca / client_cert / client_key: {type(e).__name__}: {e}"
+        return out
     try:
         async with connect(
             args.host, args.port, configuration=config, create_protocol=Client, wait_connected=False,
@@ -388,10 +481,16 @@ async def run(args, plan):
             try:
                 await asyncio.wait_for(client.wait_connected(), timeout)
             except Exception as e:
-                out["handshake_error"] = repr(e) or "timeout"
+                out["peer_chain_sha256"] = peer_chain_sha256(client._quic)
+                if client.terminated is not None:
+                    out["handshake_error"] = describe_close(client.terminated_event, client.closed_by)
+                    out["connection_terminated"] = client.terminated
+                else:
+                    out["handshake_error"] = repr(e) or "timeout"
                 client.silent = True
                 return out
             out["connected"] = True
+            out["peer_chain_sha256"] = peer_chain_sha256(client._quic)
             out["alpn"] = client._quic.tls.alpn_negotiated
             out["session_resumed"] = client._quic.tls.session_resumed
             out["early_data_accepted"] = client._quic.tls.early_data_accepted

@@ -43,6 +43,17 @@ export interface Plan {
   rebind_before?: number;
   /** Stay connected this long after the last answer before closing (a new path's validation may still be under way). */
   linger_ms?: number;
+  /** The SNI, and the name `ca` checks the leaf against (default "localhost"). */
+  server_name?: string;
+  /**
+   * A PEM file of CAs: verify the server's chain against them and its name
+   * against `server_name`; a failure fails the handshake (handshake_error
+   * says why). Without it nothing is verified (the demo identity is self-signed).
+   */
+  ca?: string;
+  /** PEM files of a client certificate (chain) and its key, sent when the server asks for one. */
+  client_cert?: string;
+  client_key?: string;
 }
 
 export interface H3Response {
@@ -68,7 +79,18 @@ export interface H3Response {
 }
 
 export interface ClientResult {
+  /**
+   * The client's side of the handshake completed. A client certificate the
+   * server refuses (or requires and did not get) is refused after that, in
+   * TLS 1.3: then `connection_terminated` (and each response's error) carries
+   * the alert, e.g. 0x174 certificate_required.
+   */
   connected: boolean;
+  /**
+   * Why the handshake failed: how the connection closed, e.g. "connection
+   * closed: error 0x12a (TLS alert bad_certificate) sent by this client:
+   * hostname 'c.test' doesn't match ..." or "... sent by the server: ...".
+   */
   handshake_error: string | null;
   alpn: string | null;
   responses: H3Response[];
@@ -79,6 +101,12 @@ export interface ClientResult {
   early_data_accepted?: boolean;
   /** With session_ticket_out: whether a ticket arrived. */
   session_ticket?: boolean;
+  /**
+   * What the server presented: the SHA-256 (lowercase hex) of each
+   * certificate's DER, leaf first, also when the handshake then failed;
+   * empty when no Certificate message came (a resumed session has none).
+   */
+  peer_chain_sha256: string[];
 }
 
 /** `connections` clients at once, each running `plan`. */

@@ -54,13 +54,22 @@ sequential):
   destination connection ID (change_connection_id is not called), as a NAT
   rebinding looks to the server.
 - chacha20: offer TLS_CHACHA20_POLY1305_SHA256 only.
+- ca (plan, optional): a PEM file of CAs; every connection then verifies the
+  server's chain against them and the leaf's name against sni, and a
+  failure fails its handshake. Without it nothing is verified.
+- client_cert, client_key (plan, optional): PEM files of a client
+  certificate (chain) and its key, sent when the server asks for one. One
+  the server refuses is refused after the client's side of the TLS 1.3
+  handshake completed: handshake is then true and the error carries the
+  server's alert (certificate_required is 0x174).
 
 Result:
 
   {"connections": [{"handshake": true, "resumed": false,
                     "early_data_accepted": null, "cipher": "TLS_AES_128_GCM_SHA256",
                     "key_updated": null, "migrated": null,
-                    "peer_addresses": ["127.0.0.1:4433"], "error": null}],
+                    "peer_addresses": ["127.0.0.1:4433"],
+                    "peer_chain_sha256": ["..."], "error": null}],
    "responses": [{"connection": 0, "path": "/1024", "status": 200,
                   "length": 1024, "sha256": "...", "error": null}],
    "error": null}
@@ -70,6 +79,14 @@ brackets, "[fd00::1]:4433"; an IPv4-mapped address as plain IPv4) of every
 datagram the connection received, on every socket it used (the first and
 the one it moved to), as recvfrom reported them: whether the server answered
 from the address the client sent to.
+
+peer_chain_sha256: what the server presented, the SHA-256 (lowercase hex) of
+each certificate's DER, leaf first, also when the handshake then failed
+(a wrong ca); empty when no Certificate message came (a resumed session has
+none). A failed handshake's error says how the connection closed: the code
+(a TLS alert by name), the reason, and which side sent it ("handshake
+failed: connection closed: error 0x12a (TLS alert bad_certificate) sent by
+this client: ...").
 
 One response entry per planned path, in plan order, even for connections that
 never ran (their error says why). Bodies are hashed as they arrive, never
@@ -94,8 +111,10 @@ from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, StreamReset
 from aioquic.quic.logger import QuicFileLogger
+from aioquic.quic.packet import QuicErrorCode
 from aioquic.quic.packet_builder import QuicDeliveryState
-from aioquic.tls import CipherSuite, Epoch
+from aioquic.tls import AlertDescription, CipherSuite, Epoch, load_pem_x509_certificates
+from cryptography.hazmat.primitives.serialization import Encoding
 
 H3_NO_ERROR = 0x100
 
@@ -145,6 +164,62 @@ def cipher_name(suite):
         return "TLS_" + CipherSuite(suite).name
     except Exception:
         return None if suite is None else f"0x{int(suite):04x}"
+
+
+def peer_chain_sha256(quic):
+    """SHA-256 (hex) of the DER of each certificate the server presented,
+    leaf first, as aioquic 1.7.2's TLS context keeps them (it parses the
+    Certificate message before verifying it, so they are there after a
+    failed verification too)."""
+    leaf = getattr(quic.tls, "_peer_certificate", None)
+    if leaf is None:
+        return []
+    chain = [leaf] + list(getattr(quic.tls, "_peer_certificate_chain", []))
+    return [hashlib.sha256(c.public_bytes(Encoding.DER)).hexdigest() for c in chain]
+
+
+def describe_close(event, closed_by):
+    """A ConnectionTerminated as text: the code (a TLS alert by name: 0x100
+    plus the alert, RFC 9001 section 4.8), the reason, and who sent it."""
+    code, reason = event.error_code, event.reason_phrase
+    if closed_by is None:
+        # aioquic ends a connection it hears nothing from without any frame.
+        return f"connection ended without a CONNECTION_CLOSE: {reason} (aioquic's code 0x{code:x})"
+    name = ""
+    if QuicErrorCode.CRYPTO_ERROR <= code <= QuicErrorCode.CRYPTO_ERROR + 0xFF:
+        try:
+            alert = AlertDescription(code - QuicErrorCode.CRYPTO_ERROR).name
+        except ValueError:
+            alert = str(code - QuicErrorCode.CRYPTO_ERROR)
+        name = f" (TLS alert {alert})"
+    elif event.frame_type is not None:  # a transport error (an application close has none)
+        try:
+            name = f" ({QuicErrorCode(code).name})"
+        except ValueError:
+            pass
+    return f"connection closed: error 0x{code:x}{name} sent by {closed_by}: {reason or '(no reason)'}"
+
+
+def load_identity_checks(plan):
+    """The plan's ca (PEM bytes) and client certificate ((certificate,
+    chain, key) as aioquic's configuration holds them), read and parsed once
+    up front, so that a bad file fails the plan instead of a handshake
+    inside aioquic's packet handling."""
+    cadata = None
+    client = None
+    try:
+        if plan.get("ca"):
+            with open(plan["ca"], "rb") as f:
+                cadata = f.read()
+            if not load_pem_x509_certificates(cadata):
+                raise ValueError(f"no certificate in {plan['ca']}")
+        if plan.get("client_cert"):
+            c = QuicConfiguration(is_client=True)
+            c.load_cert_chain(plan["client_cert"], plan.get("client_key"))
+            client = (c.certificate, c.certificate_chain, c.private_key)
+    except Exception as e:
+        raise ValueError(f"cannot load the plan's ca / client_cert / client_key: {type(e).__name__}: {e}") from e
+    return cadata, client
 
 
 class Response:
@@ -220,6 +295,18 @@ class Client(QuicConnectionProtocol):
         self.completed = 0
         self.closing = False
         self.terminated = None
+        self.terminated_event = None
+        # Which side began the close ("the server", "this client"; None: no
+        # CONNECTION_CLOSE, an idle timeout): aioquic's ConnectionTerminated
+        # does not say, its _close_begin does (is_initiator).
+        self.closed_by = None
+        close_begin = quic._close_begin
+
+        def note_close_begin(is_initiator, now):
+            self.closed_by = "this client" if is_initiator else "the server"
+            close_begin(is_initiator=is_initiator, now=now)
+
+        quic._close_begin = note_close_begin
         # Migration
         self.migrate_after = 0
         self.migrate_auto = True  # move from response_done (not sequential)
@@ -275,6 +362,7 @@ class Client(QuicConnectionProtocol):
         if isinstance(event, ConnectionTerminated):
             if not self.closing:
                 self.terminated = {"error_code": event.error_code, "reason": event.reason_phrase}
+                self.terminated_event = event
             for resp in self.exchanges.values():
                 resp.finish(
                     "connection closed"
@@ -528,6 +616,7 @@ class Runner:
                     "key_updated": None if not spec.get("key_update") else False,
                     "migrated": None if not int(spec.get("migrate_after", 0) or 0) else False,
                     "peer_addresses": [],
+                    "peer_chain_sha256": [],
                     "error": None,
                 }
             )
@@ -541,6 +630,9 @@ class Runner:
             self.parallel = 1
         self.ticket = None
         self.transports = []  # every socket opened, closed at the end
+        # ca and client_cert/client_key, loaded by run (load_identity_checks).
+        self.cadata = None
+        self.client_identity = None
 
     def result(self, error=None):
         for i, out in enumerate(self.conns):
@@ -564,6 +656,7 @@ class Runner:
                 pass
 
     async def run(self):
+        self.cadata, self.client_identity = load_identity_checks(self.plan)
         loop = asyncio.get_running_loop()
         infos = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_DGRAM)
         addr = infos[0][4]
@@ -614,8 +707,16 @@ class Runner:
         errors = []
 
         config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN)
-        config.verify_mode = ssl.CERT_NONE
         config.server_name = self.sni
+        if self.cadata is not None:
+            # The chain against these CAs, the leaf's name against sni.
+            config.verify_mode = ssl.CERT_REQUIRED
+            config.load_verify_locations(cadata=self.cadata)
+        else:
+            config.verify_mode = ssl.CERT_NONE
+        if self.client_identity is not None:
+            # Sent only if the server asks (CertificateRequest).
+            config.certificate, config.certificate_chain, config.private_key = self.client_identity
         config.max_data = MAX_DATA
         config.max_stream_data = MAX_STREAM_DATA
         if self.chacha20:
@@ -670,15 +771,17 @@ class Runner:
             try:
                 await client.wait_connected()
             except Exception as e:
+                out["peer_chain_sha256"] = peer_chain_sha256(quic)
                 errors.append(
-                    "handshake failed"
-                    + (f": 0x{client.terminated['error_code']:x} {client.terminated['reason']}" if client.terminated else f": {e!r}")
+                    "handshake failed: "
+                    + (describe_close(client.terminated_event, client.closed_by) if client.terminated_event else repr(e))
                 )
                 for resp in responses:
                     resp.finish("handshake failed")
                 return
             tls = quic.tls
             out["handshake"] = True
+            out["peer_chain_sha256"] = peer_chain_sha256(quic)
             out["resumed"] = bool(tls.session_resumed)
             if early:
                 out["early_data_accepted"] = bool(tls.early_data_accepted)
@@ -760,9 +863,8 @@ class Runner:
             if tickets:
                 self.ticket = tickets[-1]
 
-            if client.terminated is not None:
-                t = client.terminated
-                errors.append(f"connection terminated by peer: 0x{t['error_code']:x} {t['reason']}".rstrip())
+            if client.terminated_event is not None:
+                errors.append(f"connection terminated: {describe_close(client.terminated_event, client.closed_by)}")
         except asyncio.CancelledError:
             cancelled = True
             errors.append("timeout")

@@ -47,8 +47,21 @@
 //     in 1-RTT on the same connection (see after0RTTRejection).
 //
 // Plan (stdin): {"host","port","sni","chacha20","timeout" (s, whole plan),
-// "parallel","connections":[{"paths","resume","early_data","key_update",
-// "migrate_after","bind","migrate_bind","migrate_new_cid","sequential"}]}.
+// "parallel","ca","client_cert","client_key","connections":[{"paths",
+// "resume","early_data","key_update","migrate_after","bind","migrate_bind",
+// "migrate_new_cid","sequential"}]}.
+//   - ca: a PEM file of CAs; every connection then verifies the server's
+//     chain against them and the leaf's name against sni (crypto/tls:
+//     RootCAs, ServerName, InsecureSkipVerify false), and a failure fails
+//     its handshake. Without it nothing is verified.
+//   - client_cert, client_key: PEM files of a client certificate (chain)
+//     and its key (tls.Config.Certificates), sent when the server asks for
+//     one. crypto/tls sends it only if it fits the server's
+//     CertificateRequest (signature algorithms, and certificate_authorities
+//     when the server lists any); otherwise it sends none. A certificate
+//     the server refuses is refused after the client's side of the TLS 1.3
+//     handshake completed: handshake is then true and the error carries the
+//     server's alert.
 //   - parallel (default 1): up to that many connections at once (a bounded
 //     pool; results stay in plan order). Ignored (one at a time) when any
 //     connection of the plan has resume or early_data: they need the ticket
@@ -66,14 +79,23 @@
 //
 // Result (stdout, always one object, exit 0):
 // {"connections":[{"handshake","resumed","early_data_accepted","cipher",
-// "key_updated","migrated","peer_addresses","error"}],"responses":[
+// "key_updated","migrated","peer_addresses","peer_chain_sha256","error"}],"responses":[
 // {"connection","path","status","length","sha256","error"}],"error"}; null
 // where not asked or not known. peer_addresses: the sorted, distinct source
 // addresses ("ip:port"; IPv6 in brackets, "[fd00::1]:4433"; an IPv4-mapped
 // address as plain IPv4) of every datagram the connection received, on
 // every socket it used (the first and the one moved to), as the socket
-// reported them. Every planned connection and path has its entry, in plan
-// order; one never started says "not started". SSLKEYLOGFILE, when set,
+// reported them. peer_chain_sha256: what the server presented in this
+// handshake, the SHA-256 (lowercase hex) of each certificate's DER, leaf
+// first, also when the verification then failed (crypto/tls's
+// CertificateVerificationError keeps them); empty when no Certificate
+// message came (a resumed session has none). A failed handshake's error
+// says how the connection closed: the code (a TLS alert by crypto/tls's
+// name for it), the reason and which side sent it ("handshake failed:
+// connection closed: error 0x12a (TLS alert bad certificate) sent by this
+// client: tls: failed to verify certificate: ..."). Every planned
+// connection and path has its entry, in plan order; one never started
+// says "not started". SSLKEYLOGFILE, when set,
 // receives the TLS secrets.
 package main
 
@@ -81,6 +103,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -133,6 +156,9 @@ type runnerPlan struct {
 	ChaCha20    bool             `json:"chacha20"`
 	Timeout     float64          `json:"timeout"`
 	Parallel    int              `json:"parallel"`
+	CA          string           `json:"ca"`
+	ClientCert  string           `json:"client_cert"`
+	ClientKey   string           `json:"client_key"`
 	Connections []runnerConnPlan `json:"connections"`
 }
 
@@ -144,6 +170,7 @@ type runnerConn struct {
 	KeyUpdated        *bool    `json:"key_updated"`
 	Migrated          *bool    `json:"migrated"`
 	PeerAddresses     []string `json:"peer_addresses"`
+	PeerChainSha256   []string `json:"peer_chain_sha256"`
 	Error             *string  `json:"error"`
 	started           bool
 	peers             *peerSet
@@ -163,6 +190,87 @@ type runnerResult struct {
 	Connections []*runnerConn     `json:"connections"`
 	Responses   []*runnerResponse `json:"responses"`
 	Error       *string           `json:"error"`
+}
+
+// chainSha256 is peer_chain_sha256: each certificate's DER hashed, leaf first.
+func chainSha256(certs []*x509.Certificate) []string {
+	out := []string{}
+	for _, c := range certs {
+		sum := sha256.Sum256(c.Raw)
+		out = append(out, hex.EncodeToString(sum[:]))
+	}
+	return out
+}
+
+// closeText is how a connection ended, for its error: the code (a TLS
+// alert by name: 0x100 plus the alert, RFC 9001 section 4.8), the reason,
+// and which side sent it; quic-go's own text for anything else (an idle
+// or handshake timeout sends nothing).
+func closeText(err error) string {
+	by := func(remote bool) string {
+		if remote {
+			return "the server"
+		}
+		return "this client"
+	}
+	var te *quic.TransportError
+	if errors.As(err, &te) {
+		name := te.ErrorCode.String()
+		if te.ErrorCode.IsCryptoError() {
+			name = "TLS alert " + strings.TrimPrefix(tls.AlertError(te.ErrorCode-0x100).Error(), "tls: ")
+		}
+		reason := te.ErrorMessage
+		if reason == "" {
+			// What crypto/tls said (a local crypto error keeps it wrapped).
+			for _, e := range te.Unwrap() {
+				if e != nil && !errors.Is(e, net.ErrClosed) {
+					reason = e.Error()
+				}
+			}
+		}
+		if reason == "" {
+			reason = "(no reason)"
+		}
+		return fmt.Sprintf("connection closed: error %#x (%s) sent by %s: %s", uint64(te.ErrorCode), name, by(te.Remote), reason)
+	}
+	var ae *quic.ApplicationError
+	if errors.As(err, &ae) {
+		reason := ae.ErrorMessage
+		if reason == "" {
+			reason = "(no reason)"
+		}
+		return fmt.Sprintf("connection closed: application error %#x sent by %s: %s", uint64(ae.ErrorCode), by(ae.Remote), reason)
+	}
+	return err.Error()
+}
+
+// loadIdentityChecks puts the plan's ca and client certificate into cfg.
+func loadIdentityChecks(p runnerPlan, cfg *tls.Config) error {
+	if p.CA != "" {
+		pem, err := os.ReadFile(p.CA)
+		if err != nil {
+			return fmt.Errorf("ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("ca: no certificate in %s", p.CA)
+		}
+		// The chain against these CAs, the leaf's name against ServerName (sni).
+		cfg.RootCAs = pool
+		cfg.InsecureSkipVerify = false
+	}
+	if p.ClientCert != "" || p.ClientKey != "" {
+		key := p.ClientKey
+		if key == "" {
+			key = p.ClientCert // the key in the same file
+		}
+		cert, err := tls.LoadX509KeyPair(p.ClientCert, key)
+		if err != nil {
+			return fmt.Errorf("client_cert/client_key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return nil
 }
 
 func strp(s string) *string { return &s }
@@ -467,7 +575,7 @@ func (r *runner) run(ctx context.Context) error {
 	parallel := max(p.Parallel, 1)
 	r.mu.Lock()
 	for i, cp := range p.Connections {
-		c := &runnerConn{PeerAddresses: []string{}, peers: newPeerSet()}
+		c := &runnerConn{PeerAddresses: []string{}, PeerChainSha256: []string{}, peers: newPeerSet()}
 		if cp.KeyUpdate {
 			c.KeyUpdated = boolp(false)
 		}
@@ -487,6 +595,10 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 	r.mu.Unlock()
+	// After the entries: a bad file leaves each connection "not started".
+	if err := loadIdentityChecks(p, r.tlsCfg); err != nil {
+		return fmt.Errorf("cannot load the plan's ca / client_cert / client_key: %w", err)
+	}
 
 	// A bounded pool; with one, each connection starts once the one before
 	// it ended (and stored its ticket).
@@ -584,7 +696,14 @@ func (r *runner) runConn(ctx context.Context, idx int, cp runnerConnPlan, c *run
 		conn, err = tr.Dial(ctx, r.raddr, tlsCfg, qcfg)
 	}
 	if err != nil {
-		r.setConnError(c, "handshake: %v", err)
+		// A failed verification keeps what the server presented.
+		var cve *tls.CertificateVerificationError
+		if errors.As(err, &cve) {
+			r.mu.Lock()
+			c.PeerChainSha256 = chainSha256(cve.UnverifiedCertificates)
+			r.mu.Unlock()
+		}
+		r.setConnError(c, "handshake failed: %s", closeText(err))
 		failAll("no connection")
 		return
 	}
@@ -606,6 +725,12 @@ func (r *runner) runConn(ctx context.Context, idx int, cp runnerConnPlan, c *run
 		c.Handshake = true
 		c.Resumed = st.TLS.DidResume
 		c.Cipher = strp(tls.CipherSuiteName(st.TLS.CipherSuite))
+		if !st.TLS.DidResume {
+			// Resumed, the server presents no certificate; crypto/tls
+			// still reports the chain of the session resumed, which is
+			// not what this handshake showed (aioquic reports none either).
+			c.PeerChainSha256 = chainSha256(st.TLS.PeerCertificates)
+		}
 		if cp.EarlyData {
 			c.EarlyDataAccepted = boolp(st.Used0RTT)
 		}
@@ -740,7 +865,7 @@ func (r *runner) runConn(ctx context.Context, idx int, cp runnerConnPlan, c *run
 	}
 	if err := conn.Context().Err(); err != nil && ctx.Err() == nil {
 		if cause := context.Cause(conn.Context()); cause != nil {
-			r.setConnError(c, "connection closed: %v", cause)
+			r.setConnError(c, "connection terminated: %s", closeText(cause))
 		}
 	}
 }
