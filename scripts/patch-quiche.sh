@@ -5,7 +5,8 @@
 # ("Migration" for 01, "Packet size" for 02 and 04, "Pacing" for 03,
 # "Handshakes under loss" for 05 and 06, "Hashing stream IDs" for 08,
 # "Per-packet work in quiche's send" for 10 and 12, "Several STREAM frames
-# in a packet" for 11; 07 and 09 were dropped, docs/quiche-patches.md).
+# in a packet" for 11; docs/quiche-patches.md for 13, paths on retired
+# connection IDs; 07 and 09 were dropped).
 # Does nothing when the tree there already carries exactly these patches.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -896,3 +896,70 @@ fn a_handshake_the_server_gave_up_on_is_closed_again_when_the_client_tries_once_
     assert!(Counters::get(&counters.closing_packets_resent) >= 1);
     assert_eq!(Counters::get(&counters.connections_accepted), 1);
 }
+
+/// A client that moves onto a new connection ID before it offered the
+/// server any spare ID of its own: quiche puts the old path's DCID (seq 0)
+/// on the new path without linking it (on_peer_migrated). The client then
+/// offers IDs and retires its seq 0 with retire_prior_to. Unpatched, quiche
+/// re-points only the path seq 0 is linked to (the old one); the active
+/// path keeps seq 0, retired, and every send fails with InvalidState, the
+/// CONNECTION_CLOSE too: the client hears nothing until its idle timeout.
+/// quiche patch 13 (docs/quiche-patches.md).
+#[test]
+fn a_client_that_moves_before_offering_spare_ids_then_retires_the_first_by_retire_prior_to_keeps_its_connection() {
+    let (mut server, counters, mut client, first, _) =
+        connected_until(options(false, false), |c| c.is_established() && c.available_dcids() > 0);
+    let id = server.table.ids()[0];
+    let believed = first.local_addr().unwrap();
+    for _ in 0..5 {
+        step(&mut client, &first, &mut server);
+    }
+    assert_eq!(server.table.get(id).unwrap().quic.available_dcids(), 0, "the client offered no spare ID");
+    // The client moves (new port) and onto the server's next ID, retiring seq 0.
+    client.retire_dcid(0).unwrap();
+    let moved = UdpSocket::bind("127.0.0.1:0").unwrap();
+    moved.set_nonblocking(true).unwrap();
+    for _ in 0..20 {
+        client.send_ack_eliciting().unwrap();
+        step_via(&mut client, &moved, believed, &mut server);
+        if Counters::get(&counters.path_migrations) == 1 {
+            break;
+        }
+    }
+    assert_eq!(Counters::get(&counters.path_migrations), 1, "the server followed the move");
+    for _ in 0..5 {
+        step_via(&mut client, &moved, believed, &mut server);
+    }
+    // Now the client offers spare IDs (seq 1..3), then a fourth that retires seq 0.
+    for k in 1..=3u8 {
+        client.new_scid(&quiche::ConnectionId::from_ref(&[0x40 + k; 16]), 0x1000 + k as u128, false).unwrap();
+    }
+    for _ in 0..3 {
+        step_via(&mut client, &moved, believed, &mut server);
+    }
+    client.new_scid(&quiche::ConnectionId::from_ref(&[0x50; 16]), 0x2000, true).unwrap();
+    for _ in 0..10 {
+        client.send_ack_eliciting().unwrap();
+        step_via(&mut client, &moved, believed, &mut server);
+    }
+    let logs: Vec<String> = server
+        .app
+        .reports
+        .iter()
+        .filter_map(|r| match r {
+            Report::Log { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    let conn = server.table.get(id);
+    assert!(!logs.iter().any(|l| l.contains("could not build a packet")), "quiche could not build a packet");
+    assert!(conn.unwrap().quic.local_error().is_none());
+    // And the connection still carries data on the path it moved to.
+    let acked_before = client.stats().sent;
+    client.send_ack_eliciting().unwrap();
+    for _ in 0..5 {
+        step_via(&mut client, &moved, believed, &mut server);
+    }
+    assert!(client.stats().sent > acked_before && !client.is_closed() && client.peer_error().is_none());
+    assert_eq!(server.table.get(id).unwrap().peer, moved.local_addr().unwrap());
+}
