@@ -963,3 +963,62 @@ fn a_client_that_moves_before_offering_spare_ids_then_retires_the_first_by_retir
     assert!(client.stats().sent > acked_before && !client.is_closed() && client.peer_error().is_none());
     assert_eq!(server.table.get(id).unwrap().peer, moved.local_addr().unwrap());
 }
+
+/// RFC 9000 sections 8.2 and 9: a packet from a new address makes the
+/// server probe it (PATH_CHALLENGE) and hold what it sends there to three
+/// times what arrived from there until the path is validated. A "client"
+/// at the new address that never answers (a spoofed source) gets no more
+/// than that, however much the server has to send; the validation fails,
+/// and the connection carries on where the client really is.
+#[test]
+fn an_address_that_never_answers_the_challenge_gets_three_times_what_it_sent_and_the_connection_carries_on() {
+    let (mut server, counters, mut client, first, _) = connected_until(options(false, false), |c| c.is_established());
+    let id = server.table.ids()[0];
+    for _ in 0..5 {
+        step(&mut client, &first, &mut server);
+    }
+    // Plenty to send: 400 kB on a stream.
+    let payload = vec![0x5au8; 400_000];
+    let mut offered = 0;
+    offer_more(&mut server, id, &payload, &mut offered);
+    // One ack-eliciting packet of the client's, sent from elsewhere.
+    let spoofed = UdpSocket::bind("127.0.0.1:0").unwrap();
+    spoofed.set_nonblocking(true).unwrap();
+    client.send_ack_eliciting().unwrap();
+    let mut buf = [0u8; 65536];
+    let mut sent_from_spoofed = 0;
+    while let Ok((n, info)) = client.send(&mut buf) {
+        spoofed.send_to(&buf[..n], info.to).unwrap();
+        sent_from_spoofed += n;
+    }
+    // The server turns for a while (past its PTOs); nothing at the new
+    // address ever answers.
+    let mut to_spoofed = 0;
+    for _ in 0..60 {
+        std::thread::sleep(Duration::from_millis(10));
+        server.socket.may_have_more = true;
+        offer_more(&mut server, id, &payload, &mut offered);
+        server.turn();
+        while let Ok((n, _)) = spoofed.recv_from(&mut buf) {
+            to_spoofed += n;
+        }
+    }
+    assert!(to_spoofed > 0, "the server probed the new address");
+    assert!(to_spoofed <= 3 * sent_from_spoofed, "{to_spoofed} bytes to an unvalidated address that sent {sent_from_spoofed}");
+    // The client, where it really is, goes on.
+    let before = client.stats().recv;
+    for _ in 0..100 {
+        offer_more(&mut server, id, &payload, &mut offered);
+        client.send_ack_eliciting().unwrap();
+        step(&mut client, &first, &mut server);
+        let mut read = [0u8; 65536];
+        while client.stream_recv(43, &mut read).is_ok() {}
+        if client.stats().recv > before + 20 {
+            break;
+        }
+    }
+    assert!(client.stats().recv > before + 20, "the connection carries on at the client's own address");
+    assert!(!client.is_closed() && client.peer_error().is_none());
+    assert_eq!(server.table.get(id).unwrap().peer, first.local_addr().unwrap());
+    assert_eq!(Counters::get(&counters.paths_validated), 0, "the spoofed address was never validated");
+}
