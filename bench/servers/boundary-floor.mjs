@@ -69,9 +69,11 @@ const sink = {
   onSent: ignore,
   onPeerFieldLimit: ignore,
   onWtDatagram: ignore,
+  onIdentityWanted: ignore,
+  onClientCertificate: ignore,
 };
 const server = addon().listen(
-  { host: '127.0.0.1', port: Number(portArg), ...keyMaterial(certPath, keyPath), streamedBodies: profile === 'c' },
+  { host: '127.0.0.1', port: Number(portArg), tls: keyMaterial(certPath, keyPath), streamedBodies: profile === 'c' },
   (batch) => {
     const seq = decodeBatch(batch, sink);
     server.submit(commands.take(), seq);
