@@ -89,7 +89,7 @@ export function createMetricsRegistry(server: Http3Server, webtransport = false)
     'UDP datagrams sent with an explicit source address (a wildcard-bound socket answering from the address the client reached)',
     () => c().udpSentWithSource,
   );
-  observedCounter(registry, 'h3_send_failures_total', 'packets quiche could not build; each closes its connection', () => c().sendFailures);
+  observedCounter(registry, 'h3_send_failures_total', 'connections dropped because quiche could build no packet for them, not even the CONNECTION_CLOSE', () => c().sendFailures);
   // Two sources, summed per status at scrape time: the 'response' events of
   // answers from JavaScript, and the native core's own tally of the answers
   // it writes without JavaScript (413, 429, 431, 501, the 200 that opens a

@@ -13,9 +13,9 @@ import { createSecureServer, Http3SecureServer, SecureServerOptions } from '../.
 import type { H3Client, RunnerResult } from '../helpers/clients/adapter';
 import { aioquicClient } from '../helpers/clients/aioquic';
 import { quicGoClient } from '../helpers/clients/quic-go';
-import { ClientResult, runClient } from '../helpers/clients/h3client';
+import { ClientResult, runClient, runClients } from '../helpers/clients/h3client';
 import { fileBytes, fileSha256 } from '../helpers/fixtures/runner-files';
-import { MemoryLogger } from '../helpers/server';
+import { MemoryLogger, startOnWorkers } from '../helpers/server';
 import { Issued, TestCa } from '../helpers/test-ca';
 
 const CLIENTS: H3Client[] = [aioquicClient(), quicGoClient()];
@@ -215,6 +215,25 @@ describe('identities by server name, renewals and client certificates (a test CA
       assert.deepEqual(downloadsAtSwap.slice(0, 2), [1, 1], "each client's download was running when the swap came");
     } finally {
       await s.close();
+    }
+  });
+
+  it("setSecureContext on a server of two workers: every worker's new handshakes get the new certificate", async () => {
+    const { server, port } = await startOnWorkers({ workers: 2, app: 'compat', extra: { cert: main.cert, key: main.key, warnDemoIdentity: false } });
+    try {
+      const plan = { timeout: 10, server_name: 'a.test', ca: ca.ca.cert, requests: [{ path: '/' }] };
+      const served = async () => {
+        const results = await runClients(port, plan, 12);
+        return results.map((r) => ({ fp: r.peer_chain_sha256[0], worker: /worker (\d)/.exec(r.responses[0]?.body_text ?? '')?.[1] }));
+      };
+      const before = await served();
+      assert.ok(before.every((r) => r.fp === main.sha256), JSON.stringify(before));
+      server.setSecureContext({ cert: renewed.cert, key: renewed.key });
+      const after = await served();
+      assert.ok(after.every((r) => r.fp === renewed.sha256), JSON.stringify(after));
+      assert.deepEqual([...new Set(after.map((r) => r.worker))].sort(), ['0', '1'], 'both workers served');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 

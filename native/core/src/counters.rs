@@ -87,8 +87,8 @@ macro_rules! reported_counters {
                 #[doc = "Datagrams sent naming their source address (IP_PKTINFO): on a socket bound"]
                 #[doc = "to 0.0.0.0 or `::`, every reply leaves from the address the client reached."]
                 udp_sent_with_source,
-                #[doc = "Packets quiche could not build for a connection (`send` failed other than"]
-                #[doc = "Done); the connection is closed, and the error logged at debug level."]
+                #[doc = "Connections dropped because quiche could build no packet, not even the"]
+                #[doc = "CONNECTION_CLOSE (`send` failed twice in a row); logged at debug level."]
                 send_failures,
                 #[doc = "Retry packets sent (address validation, RFC 9000 section 8.1.2)."]
                 retries_sent,

@@ -9,9 +9,14 @@
 // not in the map, and answering with it fails that handshake with a
 // message saying so.
 import { syncBuiltinESMExports } from 'node:module';
+import type { SecureContext, SecureContextOptions } from 'node:tls';
+// The default import is the module object itself (esModuleInterop's
+// default of a CommonJS module), whose property is what is replaced; the
+// declarations name only the types, so consumers without esModuleInterop
+// type-check them.
 import tls from 'node:tls';
 
-type Recorder = WeakMap<tls.SecureContext, tls.SecureContextOptions>;
+type Recorder = WeakMap<SecureContext, SecureContextOptions>;
 
 // One map per process, whichever copies of h3-node are loaded.
 const KEY = Symbol.for('h3-node.secureContextOptions');
@@ -22,7 +27,7 @@ function install(): Recorder {
   if (existing) return existing;
   const made: Recorder = new WeakMap();
   const original = tls.createSecureContext;
-  const createSecureContext = function createSecureContext(options?: tls.SecureContextOptions): tls.SecureContext {
+  const createSecureContext = function createSecureContext(options?: SecureContextOptions): SecureContext {
     const context = original(options);
     if (options) made.set(context, options);
     return context;
@@ -36,11 +41,11 @@ function install(): Recorder {
 const recorded = install();
 
 /** The options `context` was made from by tls.createSecureContext, if it was made after h3-node loaded. */
-export function secureContextOptions(context: tls.SecureContext): tls.SecureContextOptions | undefined {
+export function secureContextOptions(context: SecureContext): SecureContextOptions | undefined {
   return recorded.get(context);
 }
 
 /** Whether `value` is a tls.SecureContext (what tls.createSecureContext returns). */
-export function isSecureContext(value: unknown): value is tls.SecureContext {
+export function isSecureContext(value: unknown): value is SecureContext {
   return typeof value === 'object' && value !== null && 'context' in value && value.constructor?.name === 'SecureContext';
 }

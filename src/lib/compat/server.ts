@@ -7,7 +7,7 @@
 import dns from 'node:dns';
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
-import type tls from 'node:tls';
+import type { TlsOptions } from 'node:tls';
 import { StreamServer } from '../stream-server';
 import type { NativeCounters, NativeIdentity } from '../../native/binding';
 import type { AddressInfo, CoreOptions, StreamServerEvents } from '../stream-server';
@@ -58,7 +58,7 @@ export interface TcpSide {
   listen(port: number, host: string | undefined): Promise<void>;
   close(graceful: boolean): Promise<void>;
   /** New TLS options for new handshakes (setSecureContext). */
-  setSecureContext?(options: tls.TlsOptions): void;
+  setSecureContext?(options: TlsOptions): void;
 }
 export type TcpSideFactory = (server: Http3SecureServer) => TcpSide;
 

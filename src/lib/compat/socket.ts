@@ -16,9 +16,9 @@
 //   one object per connection, the first would wait (and hold its
 //   listeners) until the whole connection closed and the second would do
 //   nothing.
-import crypto from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type tls from 'node:tls';
+import type { DetailedPeerCertificate, PeerCertificate } from 'node:tls';
 import type { ConnectionHandle } from '../request-stream';
 import { noSocketManipulation } from './errors';
 
@@ -112,24 +112,24 @@ abstract class QuicSocketBase extends EventEmitter {
    * none: no `requestCert`, or the client sent none); `detailed` links each
    * to its issuer through `issuerCertificate`, as far as the client's chain goes.
    */
-  getPeerCertificate(detailed = false): tls.PeerCertificate | tls.DetailedPeerCertificate | Record<string, never> {
+  getPeerCertificate(detailed = false): PeerCertificate | DetailedPeerCertificate | Record<string, never> {
     const chain = this.handle.clientCertificate?.chain ?? [];
     if (chain.length === 0) return {};
-    const objects = chain.map((der) => new crypto.X509Certificate(der).toLegacyObject() as tls.DetailedPeerCertificate);
+    const objects = chain.map((der) => new X509Certificate(der).toLegacyObject() as DetailedPeerCertificate);
     if (!detailed) return objects[0];
     for (let i = 0; i < objects.length; i++) {
       const next = objects[i + 1];
       // The last one links to itself when it signed itself (a root), as node:tls does.
       if (next) objects[i].issuerCertificate = next;
-      else if (new crypto.X509Certificate(chain[i]).checkIssued(new crypto.X509Certificate(chain[i]))) objects[i].issuerCertificate = objects[i];
+      else if (new X509Certificate(chain[i]).checkIssued(new X509Certificate(chain[i]))) objects[i].issuerCertificate = objects[i];
     }
     return objects[0];
   }
 
   /** node:tls's: the client's certificate as a crypto.X509Certificate, if it sent one. */
-  getPeerX509Certificate(): crypto.X509Certificate | undefined {
+  getPeerX509Certificate(): X509Certificate | undefined {
     const leaf = this.handle.clientCertificate?.chain[0];
-    return leaf ? new crypto.X509Certificate(leaf) : undefined;
+    return leaf ? new X509Certificate(leaf) : undefined;
   }
 
   // QUIC's own mechanisms cover these (keep-alive by PING, no Nagle); they

@@ -3,14 +3,14 @@
 // `alt-svc: h3=":<port>"` on every response so browsers learn of HTTP/3
 // (src/lib/tcp-sibling.ts does the work; this adapts it to the server).
 import http2 from 'node:http2';
-import type tls from 'node:tls';
+import type { TlsOptions } from 'node:tls';
 import { startTcpSibling, TcpSibling } from '../tcp-sibling';
 import { pinHttp2Members, swapsHttp1Prototypes } from './express-shadow';
 import type { Logger } from '../log';
 import { holdToDeclaredLength } from './tcp-length';
 import type { Http3SecureServer, TcpSide } from './server';
 
-export function defaultTcpSide(server: Http3SecureServer, tlsOptions: () => tls.TlsOptions, allowHTTP1: boolean, logger: Logger): TcpSide {
+export function defaultTcpSide(server: Http3SecureServer, tlsOptions: () => TlsOptions, allowHTTP1: boolean, logger: Logger): TcpSide {
   let sibling: TcpSibling | undefined;
   return {
     async listen(port, host) {

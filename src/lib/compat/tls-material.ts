@@ -11,10 +11,11 @@
 // wildcards for one label, each with its own), and `SNICallback` for the
 // names the table does not know. Client certificates: `requestCert`,
 // `ca`, `rejectUnauthorized`.
-import crypto from 'node:crypto';
+import * as crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import tls from 'node:tls';
+import { createSecureContext } from 'node:tls';
+import type { SecureContext, TlsOptions } from 'node:tls';
 import { addon, NativeIdentity } from '../../native/binding';
 import { DEMO_CERT, DEMO_KEY, KeyMaterial, keyMaterial } from '../identity';
 import type { TlsChoices } from '../stream-server';
@@ -30,7 +31,7 @@ export interface IdentityInput {
 }
 
 /** What an SNICallback may answer: a tls.SecureContext (from tls.createSecureContext) or the identity itself. */
-export type SniContext = tls.SecureContext | IdentityInput;
+export type SniContext = SecureContext | IdentityInput;
 export type SniCallback = (servername: string, callback: (err: Error | null, context?: SniContext | null) => void) => void;
 
 export interface TlsInput {
@@ -138,10 +139,10 @@ export class TlsMaterial {
   }
 
   /** node:tls's options for the TCP side: the default identity, the names and SNICallback, client certificates. */
-  tcpOptions(): tls.TlsOptions {
-    const names = new Map([...this.#names].map(([n, p]) => [n, tls.createSecureContext(p.pems)]));
+  tcpOptions(): TlsOptions {
+    const names = new Map([...this.#names].map(([n, p]) => [n, createSecureContext(p.pems)]));
     const user = this.#input.SNICallback;
-    const out: tls.TlsOptions = { ...this.pems() };
+    const out: TlsOptions = { ...this.pems() };
     if (names.size > 0 || user) {
       out.SNICallback = (servername, cb) => {
         const found = lookup(names, servername);
@@ -150,7 +151,7 @@ export class TlsMaterial {
         user(servername, (err, context) => {
           if (err || !context) return cb(err, undefined);
           try {
-            cb(null, isSecureContext(context) ? context : tls.createSecureContext(parseContext(context, 'SNICallback', '').pems));
+            cb(null, isSecureContext(context) ? context : createSecureContext(parseContext(context, 'SNICallback', '').pems));
           } catch (e) {
             cb(e as Error, undefined);
           }

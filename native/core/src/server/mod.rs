@@ -1013,6 +1013,7 @@ impl<A: Application> Server<A> {
             let mut pacing = conn.paced.as_ref().is_some_and(|p| p.at > now + PACING_GRANULARITY);
             let was_draining = conn.quic.is_draining();
             let mut pace_at = None;
+            let mut send_error: Option<quiche::Error> = None;
             if own_pacing {
                 if let Some(path) = conn.quic.path_stats().find(|p| p.active) {
                     conn.pacer.update(
@@ -1053,13 +1054,25 @@ impl<A: Application> Server<A> {
                 let (n, info) = match conn.quic.send(&mut socket.send_buf[run.len..run.len + packet_cap]) {
                     Ok(r) => r,
                     Err(quiche::Error::Done) => break,
+                    // A first error (a TLS alert during the handshake, say)
+                    // is followed by the CONNECTION_CLOSE it implies, which
+                    // quiche builds on the next call: ask again.
+                    Err(e) if send_error.is_none() => {
+                        send_error = Some(e);
+                        let _ = conn.quic.close(false, 0x1, format!("send failed: {e:?}").as_bytes());
+                        continue;
+                    }
                     Err(e) => {
+                        // Again: quiche cannot build any packet, not even the
+                        // close. The connection leaves the table this turn, so
+                        // the client's next packet is answered with a
+                        // stateless reset: it learns now, not at its idle timeout.
                         Counters::add(&counters.send_failures, 1);
                         self.app.on_log(
                             LogLevel::Debug,
-                            &format!("connection {}: quiche could not build a packet ({e:?}); closing it", conn.cid_hex),
+                            &format!("connection {}: quiche could not build a packet ({e:?}); dropping it", conn.cid_hex),
                         );
-                        let _ = conn.quic.close(false, 0x1, format!("send failed: {e:?}").as_bytes());
+                        conn.expired = true;
                         break;
                     }
                 };
