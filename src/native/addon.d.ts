@@ -176,8 +176,8 @@ export interface NativeCounters {
    */
   udpSentWithSource: number
   /**
-   * Packets quiche could not build for a connection (`send` failed other than
-   * Done); the connection is closed, and the error logged at debug level.
+   * Connections dropped because quiche could build no packet, not even the
+   * CONNECTION_CLOSE (`send` failed twice in a row); logged at debug level.
    */
   sendFailures: number
   /** Retry packets sent (address validation, RFC 9000 section 8.1.2). */
