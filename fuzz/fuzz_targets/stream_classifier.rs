@@ -20,7 +20,7 @@ use libfuzzer_sys::fuzz_target;
 thread_local! {
     // Building a quiche::Config loads the PEM files; four variants suffice.
     static SERVER_CONFIGS: RefCell<Vec<quiche::Config>> = RefCell::new(
-        (0..4).map(|i| options(i & 1 != 0, i & 2 != 0).quiche_config().unwrap()).collect()
+        (0..4).map(|i| options(i & 1 != 0, i & 2 != 0).quiche_config(Default::default()).unwrap()).collect()
     );
     static CLIENT_CONFIG: RefCell<quiche::Config> = RefCell::new(client_config());
 }

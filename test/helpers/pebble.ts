@@ -24,7 +24,8 @@ export interface Pebble {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 now (Pebble's listeners, the HTTP-01 responder). */
+export async function freePort(): Promise<number> {
   const s = net.createServer();
   await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
   const port = (s.address() as net.AddressInfo).port;

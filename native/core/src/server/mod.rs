@@ -555,10 +555,16 @@ impl<A: Application> Server<A> {
         let Some(conn) = self.table.get_mut(id) else { return };
         let buf = datagram(&mut self.socket, &mut self.worker, src, len);
         let result = catch_unwind(AssertUnwindSafe(|| conn.quic.recv(buf, quiche::RecvInfo { from, to })));
-        if !conn.handshake_done {
+        // Until the handshake is done, its TLS state may have news (a new
+        // handshake, a question for the application); after, the same
+        // connection goes on without a second lookup.
+        let conn = if conn.handshake_done {
+            conn
+        } else {
             self.adopt_handshake(id);
-        }
-        let Some(conn) = self.table.get_mut(id) else { return };
+            let Some(conn) = self.table.get_mut(id) else { return };
+            conn
+        };
         if result.is_err() {
             self.on_panic(id, "packet processing");
         } else if conn.quic.is_in_early_data() && conn.quic.readable().len() > 0 {
@@ -922,15 +928,18 @@ impl<A: Application> Server<A> {
         if conn.quic.is_closed() || conn.quic.is_draining() {
             return;
         }
-        if conn.quic.is_established() && !conn.handshake_done {
+        let conn = if conn.quic.is_established() && !conn.handshake_done {
             conn.handshake_done = true;
             self.half_open -= 1;
             if conn.quic.is_resumed() {
                 Counters::add(&self.shared.counters.handshakes_resumed, 1);
             }
             self.handshake_completed(id);
-        }
-        let Some(conn) = self.table.get_mut(id) else { return };
+            let Some(conn) = self.table.get_mut(id) else { return };
+            conn
+        } else {
+            conn
+        };
         let app = &mut self.app;
         let (scratch, body) = (&mut self.scratch, &mut self.body_scratch);
         let result = catch_unwind(AssertUnwindSafe(|| conn.h3.process(&mut conn.quic, app, scratch, body)));
@@ -1013,7 +1022,7 @@ impl<A: Application> Server<A> {
             let mut pacing = conn.paced.as_ref().is_some_and(|p| p.at > now + PACING_GRANULARITY);
             let was_draining = conn.quic.is_draining();
             let mut pace_at = None;
-            let mut send_error: Option<quiche::Error> = None;
+            let mut failed_once = false;
             if own_pacing {
                 if let Some(path) = conn.quic.path_stats().find(|p| p.active) {
                     conn.pacer.update(
@@ -1057,8 +1066,8 @@ impl<A: Application> Server<A> {
                     // A first error (a TLS alert during the handshake, say)
                     // is followed by the CONNECTION_CLOSE it implies, which
                     // quiche builds on the next call: ask again.
-                    Err(e) if send_error.is_none() => {
-                        send_error = Some(e);
+                    Err(e) if !failed_once => {
+                        failed_once = true;
                         let _ = conn.quic.close(false, 0x1, format!("send failed: {e:?}").as_bytes());
                         continue;
                     }
