@@ -8,23 +8,14 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { startAcmeServer, AcmeServer } from '../../examples/acme/acme';
 import { silentLogger } from '../../src';
 import { aioquicClient } from '../helpers/clients/aioquic';
-import { startPebble, Pebble } from '../helpers/pebble';
+import { freePort, startPebble, Pebble } from '../helpers/pebble';
 import { TestCa } from '../helpers/test-ca';
 
 const DOMAIN = 'h3-node.example';
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 function leafSha256(chainPem: string): string {
   return crypto.createHash('sha256').update(new crypto.X509Certificate(chainPem).raw).digest('hex');
