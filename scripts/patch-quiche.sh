@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
 # Unpacks quiche as published on crates.io into native/vendor/ and applies
 # our patches (native/patches/quiche-<version>-*.patch), for Cargo.toml's
-# [patch.crates-io]. Why each patch exists: its own header, and docs/design.md
-# ("Migration" for 01, "Packet size" for 02 and 04, "Pacing" for 03,
-# "Handshakes under loss" for 05 and 06, "Hashing stream IDs" for 08,
-# "Per-packet work in quiche's send" for 10 and 12, "Several STREAM frames
-# in a packet" for 11; docs/quiche-patches.md for 13, paths on retired
-# connection IDs; 07 and 09 were dropped).
+# [patch.crates-io]. Why each patch exists: its own header, and
+# docs/quiche-patches.md (what it touches, the test that fails without it,
+# upstream status, when it can go; 07 and 09 were dropped).
 # Does nothing when the tree there already carries exactly these patches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
