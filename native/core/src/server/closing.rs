@@ -1,6 +1,7 @@
 //! The closing state of RFC 9000 section 10.2.1: a connection this server
 //! closed answers the packets that still arrive for it with its closing
-//! packet again.
+//! packet again (before the handshake is confirmed, both closing datagrams:
+//! the Initial one and the Handshake one, quiche patch 14).
 //!
 //! quiche sends CONNECTION_CLOSE once and then, draining, reads nothing and
 //! sends nothing more. When that one datagram is lost, the client learns of
@@ -19,6 +20,9 @@ use std::time::{Duration, Instant};
 /// Closed connections remembered at once; past it the oldest is forgotten
 /// (its client then gets a stateless reset or nothing, as before).
 pub const MAX_CLOSING: usize = 1024;
+/// Closing datagrams kept per connection: an Initial one and a Handshake
+/// one before the handshake is confirmed, one after.
+pub const MAX_DATAGRAMS: usize = 2;
 /// How long a closing packet is kept: quiche's draining period (three PTOs),
 /// but at least `SHORTEST` and at most `LONGEST`. A client whose handshake
 /// the server gave up on under loss has backed its own PTO off to seconds
@@ -28,8 +32,8 @@ const SHORTEST: Duration = Duration::from_secs(3);
 const LONGEST: Duration = Duration::from_secs(30);
 
 struct Entry {
-    /// The datagram that carried CONNECTION_CLOSE, as sent.
-    datagram: Vec<u8>,
+    /// The datagrams that carried CONNECTION_CLOSE, as sent.
+    datagrams: Vec<Vec<u8>>,
     /// The connection IDs that led to the connection, to forget them with it.
     cids: Vec<Vec<u8>>,
     until: Instant,
@@ -48,10 +52,10 @@ pub struct ClosingPackets {
 }
 
 impl ClosingPackets {
-    /// Remembers `datagram` for packets to any of `cids` until `draining_end`
+    /// Remembers `datagrams` for packets to any of `cids` until `draining_end`
     /// (clamped to 3-30 s from `now`).
-    pub fn insert(&mut self, cids: &[Vec<u8>], datagram: Vec<u8>, draining_end: Option<Instant>, now: Instant) {
-        if cids.is_empty() {
+    pub fn insert(&mut self, cids: &[Vec<u8>], datagrams: Vec<Vec<u8>>, draining_end: Option<Instant>, now: Instant) {
+        if cids.is_empty() || datagrams.is_empty() {
             return;
         }
         if self.entries.len() >= MAX_CLOSING {
@@ -69,13 +73,13 @@ impl ClosingPackets {
             }
         }
         self.entries
-            .insert(key, Entry { datagram, cids: cids.to_vec(), until: end, received: 0, received_bytes: 0, sent_bytes: 0 });
+            .insert(key, Entry { datagrams, cids: cids.to_vec(), until: end, received: 0, received_bytes: 0, sent_bytes: 0 });
         self.order.push_back(key);
     }
 
-    /// A datagram of `len` bytes arrived for `dcid`: the closing packet to
+    /// A datagram of `len` bytes arrived for `dcid`: the closing datagrams to
     /// send back now, if that connection is closing and this one is due.
-    pub fn answer(&mut self, dcid: &[u8], len: usize, now: Instant) -> Option<&[u8]> {
+    pub fn answer(&mut self, dcid: &[u8], len: usize, now: Instant) -> Option<&[Vec<u8>]> {
         let key = *self.by_cid.get(dcid)?;
         let e = self.entries.get_mut(&key)?;
         if now >= e.until {
@@ -84,12 +88,12 @@ impl ClosingPackets {
         e.received += 1;
         e.received_bytes += len as u64;
         let due = e.received.is_power_of_two();
-        let n = e.datagram.len() as u64;
+        let n: u64 = e.datagrams.iter().map(|d| d.len() as u64).sum();
         if !due || e.sent_bytes + n > 3 * e.received_bytes {
             return None;
         }
         e.sent_bytes += n;
-        Some(&e.datagram)
+        Some(&e.datagrams)
     }
 
     /// Whether packets to `dcid` belong to a closing connection remembered here.
@@ -136,29 +140,34 @@ mod tests {
     fn answers_the_1st_2nd_4th_8th_packet_within_three_times_the_bytes_received() {
         let mut c = ClosingPackets::default();
         let now = Instant::now();
-        c.insert(&cids(&[1, 2]), vec![0xaa; 100], Some(now + Duration::from_secs(3)), now);
+        c.insert(&cids(&[1, 2]), vec![vec![0xaa; 100]], Some(now + Duration::from_secs(3)), now);
         let answered: Vec<bool> = (0..9).map(|_| c.answer(&[1; 8], 50, now).is_some()).collect();
         assert_eq!(answered, [true, true, false, true, false, false, false, true, false]);
         // Through its other ID the same connection, the same count.
         assert!(c.answer(&[2; 8], 50, now).is_none());
         // Small packets: 100 bytes back for the first 30 would be over
         // three times; after the second (60 received) it is not.
-        c.insert(&cids(&[3]), vec![0xbb; 100], None, now);
+        c.insert(&cids(&[3]), vec![vec![0xbb; 100]], None, now);
         assert!(c.answer(&[3; 8], 30, now).is_none());
         assert!(c.answer(&[3; 8], 30, now).is_some());
+        // Two closing datagrams (an Initial one, a Handshake one) go
+        // together, within the same budget.
+        c.insert(&cids(&[4]), vec![vec![0xcc; 60], vec![0xdd; 50]], None, now);
+        assert!(c.answer(&[4; 8], 30, now).is_none(), "110 bytes back for 30 is over three times");
+        assert_eq!(c.answer(&[4; 8], 30, now).map(<[Vec<u8>]>::len), Some(2));
     }
 
     #[test]
     fn forgets_after_its_time_and_past_the_cap() {
         let mut c = ClosingPackets::default();
         let now = Instant::now();
-        c.insert(&cids(&[1]), vec![0; 10], Some(now), now);
+        c.insert(&cids(&[1]), vec![vec![0; 10]], Some(now), now);
         assert!(c.answer(&[1; 8], 1200, now + Duration::from_millis(2999)).is_some(), "kept at least 3 s");
         assert!(c.answer(&[1; 8], 1200, now + Duration::from_secs(3)).is_none());
         c.expire(now + Duration::from_secs(3));
         assert!(!c.knows(&[1; 8]));
         for i in 0..MAX_CLOSING + 5 {
-            c.insert(&[(i as u32).to_be_bytes().to_vec()], vec![0; 10], Some(now + Duration::from_secs(60)), now);
+            c.insert(&[(i as u32).to_be_bytes().to_vec()], vec![vec![0; 10]], Some(now + Duration::from_secs(60)), now);
         }
         assert_eq!(c.len(), MAX_CLOSING);
         assert!(!c.knows(&0u32.to_be_bytes()), "the oldest went first");

@@ -591,12 +591,14 @@ impl<A: Application> Server<A> {
     /// A datagram of `len` bytes for a connection this server closed: its
     /// closing packet again, when closing.rs says one is due.
     fn answer_closing(&mut self, dcid: &[u8], len: usize, from: SocketAddr, to: SocketAddr) {
-        let Some(datagram) = self.closing.answer(dcid, len, Instant::now()) else { return };
-        let n = datagram.len();
-        self.socket.send_buf[..n].copy_from_slice(datagram);
-        Counters::add(&self.shared.counters.closing_packets_resent, 1);
+        let Some(datagrams) = self.closing.answer(dcid, len, Instant::now()) else { return };
         let source = self.socket.source_for(to);
-        self.socket.send_lone(n, from, source, &self.shared.counters);
+        for datagram in datagrams {
+            let n = datagram.len();
+            self.socket.send_buf[..n].copy_from_slice(datagram);
+            Counters::add(&self.shared.counters.closing_packets_resent, 1);
+            self.socket.send_lone(n, from, source, &self.shared.counters);
+        }
     }
 
     /// Answers a short-header packet for a connection ID not in the table
@@ -731,6 +733,7 @@ impl<A: Application> Server<A> {
                 pacer: Pacer::new(quiche::MIN_CLIENT_INITIAL_LEN, now),
                 tls: None,
                 identity_question: None,
+                close_datagrams: Vec::new(),
             },
         );
         self.deadlines.handshake_started(now, id);
@@ -1089,12 +1092,20 @@ impl<A: Application> Server<A> {
                 if own_pacing {
                     conn.pacer.spent(n);
                 }
-                if !was_draining && conn.quic.is_draining() && conn.quic.local_error().is_some() {
-                    // The datagram that carries this server's CONNECTION_CLOSE
-                    // (quiche builds nothing after it): kept for the closing
-                    // state, until quiche's draining period ends.
+                if !was_draining && conn.quic.local_error().is_some() {
+                    // The datagrams that carry this server's CONNECTION_CLOSE,
+                    // kept for the closing state until quiche's draining
+                    // period ends: the last (quiche builds nothing after it)
+                    // and, before the handshake is confirmed, the Initial one
+                    // before it (quiche patch 14).
                     let datagram = socket.send_buf[run.len..run.len + n].to_vec();
-                    self.closing.insert(&conn.cids, datagram, conn.quic.timeout_instant(), now);
+                    if conn.quic.is_draining() {
+                        let mut datagrams = std::mem::take(&mut conn.close_datagrams);
+                        datagrams.push(datagram);
+                        self.closing.insert(&conn.cids, datagrams, conn.quic.timeout_instant(), now);
+                    } else if conn.close_datagrams.len() < closing::MAX_DATAGRAMS - 1 {
+                        conn.close_datagrams.push(datagram);
+                    }
                 }
                 // `now` is from before this connection's sends: a thread
                 // descheduled since (a busy machine) sees quiche stamp a

@@ -17,6 +17,9 @@ pub struct Conn {
     /// original destination ID until the handshake moves on.
     pub cids: Vec<Vec<u8>>,
     pub cid_hex: String,
+    /// Datagrams that carried this server's CONNECTION_CLOSE before the
+    /// last one (which starts draining): for the closing state.
+    pub close_datagrams: Vec<Vec<u8>>,
     pub dirty: bool,
     /// When the first packet arrived, for the handshake timeout.
     pub accepted_at: Instant,
