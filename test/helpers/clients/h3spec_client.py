@@ -15,9 +15,12 @@ prints one JSON line per case, in run order:
     {"id", "group", "description", "passed", "received": {"frame":
      "0x1c"|"0x1d"|"reset_stream"|null, "code", "packet_type":
      "initial"|"handshake"|"1rtt"|null}, "detail", "served_after",
-     "elapsed_ms", "accepted"}
+     "elapsed_ms", "accepted", "closing_state"}
 served_after: after the case, a fresh, well-behaved connection did GET /
-and got a response (any status).
+and got a response (any status). closing_state, for a close that came in
+an Initial packet: {"replayed", "answers", "all_the_close"}, the client's
+first datagram sent twice more and whether every answer was a closing
+datagram already received (RFC 9000 section 10.2.1), not a new connection.
 
 How each misbehaviour is made (aioquic 1.7.2, subclassed and patched here):
 - transport parameters: QuicConnection._serialize_transport_parameters,
