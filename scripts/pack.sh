@@ -48,7 +48,7 @@ done
 # The main package: no addon of its own, every platform as an optional dependency.
 mkdir -p "$stage/main"
 cp package.json README.md "$stage/main/"
-cp -r certs dist "$stage/main/"
+cp -r certs deploy dist "$stage/main/"
 rm -rf "$stage/main/dist/native/"*.node "$stage/main/dist/platforms" "$stage/main/dist/packages"
 node -e '
   const fs = require("fs");

@@ -9,7 +9,8 @@
 #   ngtcp2-client:              ngtcp2's example HTTP/3 client (gtlsclient), for the interop matrix.
 #   openssl:                    the interop runner's amplificationlimit case makes a large certificate.
 #   curl, patch:                scripts/patch-quiche.sh fetches quiche from crates.io and patches it.
+#   nftables:                   deploy/'s QUIC-LB ruleset is loaded by nft in the balancer test.
 set -euo pipefail
 
-packages=(cmake clang libclang-dev python3-venv chromium chromium-driver tshark ngtcp2-client openssl curl patch)
+packages=(cmake clang libclang-dev python3-venv chromium chromium-driver tshark ngtcp2-client openssl curl patch nftables)
 bash "$(dirname "$0")/apt-install.sh" "${packages[@]}"

@@ -1,17 +1,14 @@
 // Many machines: connection IDs in the QUIC-LB plaintext format
 // let a balancer route every packet of a connection to the server that owns
-// it. Two servers behind a QUIC-LB-decoding relay (test/helpers); real
-// clients (aioquic) connect through it.
+// it. Two servers on this host behind a QUIC-LB-decoding relay
+// (test/helpers/quic-lb-balancer.ts), which needs no root; real clients
+// (aioquic) connect through it. The shipped balancer, deploy/'s nftables
+// ruleset, routes between namespaced machines in nft-balancer.test.ts.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { createServer } from '../../src';
 import { request, runClients } from '../helpers/clients/h3client';
 import { quicLbBalancer } from '../helpers/quic-lb-balancer';
 import { startOnWorkers, startServer } from '../helpers/server';
-import { makeNamespace, namespacesAllowed } from '../helpers/netns';
-import { ManagedProcess, startProcess } from '../helpers/process';
-
-const FIXTURE = path.join(__dirname, '..', 'helpers', 'fixtures', 'quic-lb-server.ts');
 
 /** `read()` once it reaches `want`, or its value after 3 s. */
 async function settled(read: () => number, want: number): Promise<number> {
@@ -55,47 +52,6 @@ describe('QUIC-LB connection IDs', function () {
       lb.close();
       await a.server.close();
       await b.server.close();
-    }
-  });
-
-  it('two machines (network namespaces) of two workers each behind the balancer: clients that move keep their connections', async function () {
-    if (!namespacesAllowed()) this.skip(); // needs root: the in-process case below covers the routing then
-    const lbIds = ['a1b2', 'c3d4'];
-    const machines = [makeNamespace(1), makeNamespace(2)];
-    const servers: ManagedProcess[] = [];
-    try {
-      for (const [i, ns] of machines.entries()) {
-        const p = startProcess('ip', ['netns', 'exec', ns.name, process.execPath, '--import', 'tsx', FIXTURE, ns.address, '4433', lbIds[i], `machine-${i}`], {
-          label: `quic-lb ${ns.name}`,
-        });
-        servers.push(p);
-        await p.waitForJson((line) => 'listening' in line, 20_000);
-      }
-      const lb = await quicLbBalancer(
-        1,
-        machines.map((ns, i) => ({ host: ns.address, port: 4433, serverId: Buffer.from(lbIds[i], 'hex') })),
-      );
-      try {
-        // Each client moves to a new UDP port between its requests: the
-        // balancer sees a new client port (and gives it a new socket
-        // towards the machines) and routes by the server ID; the machine's
-        // kernel steers by the worker index after it.
-        const plan = { requests: [{ path: '/' }, { path: '/' }, { path: '/' }], sequential: true, rebind_before: 1, timeout: 10 };
-        const results = await runClients(lb.port, plan, 16);
-        const served = results.map((r, i) => {
-          assert.deepEqual(r.responses.map((x) => x.status), [200, 200, 200], `connection ${i}: ${r.responses.map((x) => x.error)}`);
-          const bodies = new Set(r.responses.map((x) => x.body_text));
-          assert.equal(bodies.size, 1, `connection ${i}: one machine and worker served every request: ${[...bodies]}`);
-          return [...bodies][0].trim();
-        });
-        for (const m of ['machine-0', 'machine-1']) assert.ok(served.some((x) => x.startsWith(m)), `${m} served: ${served}`);
-        assert.ok(lb.byServerId[0] > 0 && lb.byServerId[1] > 0, `routed by server id: ${lb.byServerId}`);
-      } finally {
-        lb.close();
-      }
-    } finally {
-      await Promise.all(servers.map((p) => p.stop()));
-      for (const ns of machines) ns.remove();
     }
   });
 

@@ -68,7 +68,7 @@ describe('installable package (npm pack -> npm install without Rust)', function 
     const platformPkg = JSON.parse(fs.readFileSync(path.join(platformDir, 'package.json'), 'utf8'));
     assert.deepEqual([platformPkg.os, platformPkg.cpu, platformPkg.libc], [['linux'], ['x64'], ['glibc']]);
     assert.deepEqual(fs.readdirSync(platformDir).filter((f) => f.endsWith('.node')), ['h3core.linux-x64-gnu.node']);
-    for (const f of ['dist/index.d.ts', 'dist/demo/index.d.ts', 'certs/demo-cert.pem', 'certs/demo-key.pem']) {
+    for (const f of ['dist/index.d.ts', 'dist/demo/index.d.ts', 'certs/demo-cert.pem', 'certs/demo-key.pem', 'deploy/quic-lb-nft.sh']) {
       assert.ok(fs.existsSync(path.join(pkgDir, f)), f);
     }
     assert.ok(fs.existsSync(path.join(project, 'node_modules', '.bin', 'h3-demo-server')));

@@ -99,6 +99,9 @@ export interface RunnerConnectionPlan {
    * and request N+1; otherwise it comes while the other requests are in flight.
    */
   sequential?: boolean;
+  /** With `sequential` (aioquic and quic-go): wait `pause_ms` before request number `pause_before` (0-based, at least 1), the connection open and idle. */
+  pause_before?: number;
+  pause_ms?: number;
 }
 
 /** Connections one after another (or `parallel` at once), each fetching its paths at once (or `sequential`). */

@@ -50,6 +50,9 @@ sequential):
 - migrate_bind: with migrate_after, the local IP address the socket the
   connection moves to binds to (port 0): the client moves to a new address,
   not only a new port. Without it, the wildcard (a new port only).
+- pause_before, pause_ms (sequential only): wait pause_ms milliseconds
+  before sending request number pause_before (0-based, at least 1), with
+  the connection open and idle (for a test that restarts a server meanwhile).
 - migrate_new_cid (default true): false moves without changing the
   destination connection ID (change_connection_id is not called), as a NAT
   rebinding looks to the server.
@@ -669,6 +672,8 @@ class Runner:
         new_cid = spec.get("migrate_new_cid", True)
         new_cid = True if new_cid is None else bool(new_cid)
         sequential = bool(spec.get("sequential", False))
+        pause_before = int(spec.get("pause_before", 0) or 0)
+        pause_s = max(0.0, float(spec.get("pause_ms", 0) or 0)) / 1000.0
         errors = []
 
         config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN)
@@ -763,6 +768,8 @@ class Runner:
                 # Each request once the response before it completed; the
                 # move (migrate_after N) after response N, before request N+1.
                 for k, resp in enumerate(responses):
+                    if k > 0 and k == pause_before:
+                        await asyncio.sleep(pause_s)
                     if k > 0 and k == migrate_after and not client.migrated_switch:
                         client.migrate()
                     if k > 0 or not zero_rtt:

@@ -76,6 +76,9 @@
 //     completed; with migrate_after N the move comes after N responses
 //     completed and before request N+1 is sent. With early_data only the
 //     first request goes as 0-RTT.
+//   - pause_before, pause_ms (sequential only): wait pause_ms before
+//     request number pause_before (0-based, at least 1), the connection
+//     open and idle.
 //
 // Result (stdout, always one object, exit 0):
 // {"connections":[{"handshake","resumed","early_data_accepted","cipher",
@@ -147,6 +150,9 @@ type runnerConnPlan struct {
 	// nil: true.
 	MigrateNewCID *bool `json:"migrate_new_cid"`
 	Sequential    bool  `json:"sequential"`
+	// Sequential only: wait PauseMs before request PauseBefore (0-based, at least 1).
+	PauseBefore int `json:"pause_before"`
+	PauseMs     int `json:"pause_ms"`
 }
 
 type runnerPlan struct {
@@ -789,6 +795,9 @@ func (r *runner) runConn(ctx context.Context, idx int, cp runnerConnPlan, c *run
 	if cp.Sequential {
 		// One after another; the move between response N and request N+1.
 		for k, resp := range resps {
+			if k > 0 && k == cp.PauseBefore {
+				time.Sleep(time.Duration(cp.PauseMs) * time.Millisecond)
+			}
 			if mv != nil && k > 0 && k == cp.MigrateAfter {
 				mv.start()
 			}
