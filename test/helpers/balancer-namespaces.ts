@@ -33,6 +33,8 @@ export interface BalancerTopology {
   readonly machines: Machine[];
   /** `nft -f -` in the balancer's namespace with this ruleset. */
   loadRuleset(text: string): void;
+  /** The balancer's conntrack entries (its /proc/net/nf_conntrack) for UDP `port`. */
+  conntrackEntries(port: number): string[];
   /** The packet counter of every chain of `table` that has one, by chain name. */
   chainCounters(table: string): Record<string, number>;
   remove(): void;
@@ -95,6 +97,10 @@ export function makeBalancerTopology(machineCount: number): BalancerTopology {
     machines,
     loadRuleset(text: string) {
       execFileSync('ip', ['netns', 'exec', balancerNs, 'nft', '-f', '-'], { input: text, stdio: ['pipe', 'ignore', 'pipe'] });
+    },
+    conntrackEntries(port: number) {
+      const out = execFileSync('ip', ['netns', 'exec', balancerNs, 'cat', '/proc/net/nf_conntrack'], { encoding: 'utf8' });
+      return out.split('\n').filter((l) => / udp /.test(l) && (l.includes(`dport=${port} `) || l.includes(`sport=${port} `)));
     },
     chainCounters(table: string) {
       const out = execFileSync('ip', ['netns', 'exec', balancerNs, 'nft', '-j', 'list', 'table', 'netdev', table], { encoding: 'utf8' });
