@@ -1,0 +1,57 @@
+// The baseline comparison by instructions instead of CPU time, for a host
+// whose CPU time is too noisy to settle "within 5 %" (steal time: single
+// rounds of one build read 0.5x to 1.7x of the other). Each build's
+// Profile A server (the TypeScript path: W1's GET /login on 1 connection x
+// 20 streams) is counted by bench/tools/callgrind-requests.sh (every
+// thread's user-space instructions over a window of requests, after a
+// warm-up long enough for start-up's compilation and major GC), baseline
+// and current in turn in every round. Instruction counts do not move with
+// the host; a V8 collection or compilation that falls in one window still
+// does, which the median of the rounds' ratios absorbs.
+//   node --import tsx bench/tools/instructions-ab.ts <git-rev> [--rounds 3] [--requests 20000]
+import path from 'node:path';
+import { prepareBaseline } from '../lib/baseline';
+import { currentBuild, type H3NodeBuild } from '../lib/builds';
+import { ROOT } from '../lib/config';
+import { median } from '../lib/report';
+import { runProcess } from '../../test/helpers/process';
+
+function flag(rest: string[], name: string, fallback: number): number {
+  const i = rest.indexOf(name);
+  const v = i >= 0 ? Number(rest[i + 1]) : fallback;
+  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} takes a whole number of at least 1`);
+  return v;
+}
+
+/** Instructions per request of `build`'s W1 TypeScript server, one window of `requests`. */
+async function perRequest(build: H3NodeBuild, requests: number): Promise<number> {
+  const script = path.join(build.root, 'bench/servers/h3-node.mjs');
+  const r = await runProcess('bash', [path.join(ROOT, 'bench/tools/callgrind-requests.sh'), 'w1-ts', String(requests), '--', script, 'a', 'PORT'], {
+    env: { WARM: '12000', H3_BENCH_NATIVE_HANDLER: '' },
+    timeoutMs: 900_000,
+  });
+  const m = / (\d+) per request /.exec(r.stdout);
+  if (r.code !== 0 || !m) throw new Error(`callgrind-requests.sh for ${build.name}: ${r.stderr.trim() || r.stdout.trim()}`);
+  return Number(m[1]);
+}
+
+async function main() {
+  const [rev, ...rest] = process.argv.slice(2);
+  if (!rev || rev.startsWith('--')) throw new Error('usage: instructions-ab.ts <git-rev> [--rounds 3] [--requests 20000]');
+  const rounds = flag(rest, '--rounds', 3);
+  const requests = flag(rest, '--requests', 20_000);
+  const [baseline, current] = [(await prepareBaseline(rev)).build, await currentBuild()];
+  const ratios: number[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    const b = await perRequest(baseline, requests);
+    const c = await perRequest(current, requests);
+    ratios.push(c / b);
+    console.log(`round ${round}: baseline ${b}, current ${c} instructions/request, ${(c / b).toFixed(3)}x`);
+  }
+  console.log(`W1 TypeScript against ${rev}: ${median(ratios).toFixed(3)}x instructions per request (median of ${rounds} rounds, ${requests} requests a window)`);
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});
