@@ -8,7 +8,9 @@
 // and current in turn in every round. Instruction counts do not move with
 // the host; a V8 collection or compilation that falls in one window still
 // does, which the median of the rounds' ratios absorbs.
-//   node --import tsx bench/tools/instructions-ab.ts <git-rev> [--rounds 3] [--requests 20000]
+// --api serve or createSecureServer counts that API's W1 launcher instead
+// (bench/servers/h3-node-fetch.mjs, h3-node-compat.mjs).
+//   node --import tsx bench/tools/instructions-ab.ts <git-rev> [--rounds 3] [--requests 20000] [--api createServer|serve|createSecureServer]
 import path from 'node:path';
 import { prepareBaseline } from '../lib/baseline';
 import { currentBuild, type H3NodeBuild } from '../lib/builds';
@@ -23,10 +25,15 @@ function flag(rest: string[], name: string, fallback: number): number {
   return v;
 }
 
-/** Instructions per request of `build`'s W1 TypeScript server, one window of `requests`. */
-async function perRequest(build: H3NodeBuild, requests: number): Promise<number> {
-  const script = path.join(build.root, 'bench/servers/h3-node.mjs');
-  const r = await runProcess('bash', [path.join(ROOT, 'bench/tools/callgrind-requests.sh'), 'w1-ts', String(requests), '--', script, 'a', 'PORT'], {
+const LAUNCHERS: Record<string, (root: string) => string[]> = {
+  createServer: (root) => [path.join(root, 'bench/servers/h3-node.mjs'), 'a', 'PORT'],
+  serve: (root) => [path.join(root, 'bench/servers/h3-node-fetch.mjs'), 'PORT', 'certs/demo-cert.pem', 'certs/demo-key.pem'],
+  createSecureServer: (root) => [path.join(root, 'bench/servers/h3-node-compat.mjs'), 'PORT', 'certs/demo-cert.pem', 'certs/demo-key.pem'],
+};
+
+/** Instructions per request of `build`'s W1 server for `api`, one window of `requests`. */
+async function perRequest(build: H3NodeBuild, api: string, requests: number): Promise<number> {
+  const r = await runProcess('bash', [path.join(ROOT, 'bench/tools/callgrind-requests.sh'), `w1-${api}`, String(requests), '--', ...LAUNCHERS[api](build.root)], {
     env: { WARM: '12000', H3_BENCH_NATIVE_HANDLER: '' },
     timeoutMs: 900_000,
   });
@@ -40,15 +47,18 @@ async function main() {
   if (!rev || rev.startsWith('--')) throw new Error('usage: instructions-ab.ts <git-rev> [--rounds 3] [--requests 20000]');
   const rounds = flag(rest, '--rounds', 3);
   const requests = flag(rest, '--requests', 20_000);
+  const a = rest.indexOf('--api');
+  const api = a >= 0 ? rest[a + 1] : 'createServer';
+  if (!(api in LAUNCHERS)) throw new Error(`--api takes ${Object.keys(LAUNCHERS).join(', ')}, got ${api}`);
   const [baseline, current] = [(await prepareBaseline(rev)).build, await currentBuild()];
   const ratios: number[] = [];
   for (let round = 1; round <= rounds; round++) {
-    const b = await perRequest(baseline, requests);
-    const c = await perRequest(current, requests);
+    const b = await perRequest(baseline, api, requests);
+    const c = await perRequest(current, api, requests);
     ratios.push(c / b);
     console.log(`round ${round}: baseline ${b}, current ${c} instructions/request, ${(c / b).toFixed(3)}x`);
   }
-  console.log(`W1 TypeScript against ${rev}: ${median(ratios).toFixed(3)}x instructions per request (median of ${rounds} rounds, ${requests} requests a window)`);
+  console.log(`W1 ${api} against ${rev}: ${median(ratios).toFixed(3)}x instructions per request (median of ${rounds} rounds, ${requests} requests a window)`);
 }
 
 main().catch((e) => {
