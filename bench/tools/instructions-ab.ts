@@ -10,7 +10,9 @@
 // does, which the median of the rounds' ratios absorbs.
 // --api serve or createSecureServer counts that API's W1 launcher instead
 // (bench/servers/h3-node-fetch.mjs, h3-node-compat.mjs).
-//   node --import tsx bench/tools/instructions-ab.ts <git-rev> [--rounds 3] [--requests 20000] [--api createServer|serve|createSecureServer]
+// --workload W3 counts W3 instead (POST /count with 4096-byte bodies;
+// createServer's launcher then serves Profile C).
+//   node --import tsx bench/tools/instructions-ab.ts <git-rev> [--rounds 3] [--requests 20000] [--api createServer|serve|createSecureServer] [--workload W1|W3]
 import path from 'node:path';
 import { prepareBaseline } from '../lib/baseline';
 import { currentBuild, type H3NodeBuild } from '../lib/builds';
@@ -25,16 +27,21 @@ function flag(rest: string[], name: string, fallback: number): number {
   return v;
 }
 
-const LAUNCHERS: Record<string, (root: string) => string[]> = {
-  createServer: (root) => [path.join(root, 'bench/servers/h3-node.mjs'), 'a', 'PORT'],
+const LAUNCHERS: Record<string, (root: string, workload: string) => string[]> = {
+  createServer: (root, workload) => [path.join(root, 'bench/servers/h3-node.mjs'), workload === 'W3' ? 'c' : 'a', 'PORT'],
   serve: (root) => [path.join(root, 'bench/servers/h3-node-fetch.mjs'), 'PORT', 'certs/demo-cert.pem', 'certs/demo-key.pem'],
   createSecureServer: (root) => [path.join(root, 'bench/servers/h3-node-compat.mjs'), 'PORT', 'certs/demo-cert.pem', 'certs/demo-key.pem'],
 };
 
-/** Instructions per request of `build`'s W1 server for `api`, one window of `requests`. */
-async function perRequest(build: H3NodeBuild, api: string, requests: number): Promise<number> {
-  const r = await runProcess('bash', [path.join(ROOT, 'bench/tools/callgrind-requests.sh'), `w1-${api}`, String(requests), '--', ...LAUNCHERS[api](build.root)], {
-    env: { WARM: '12000', H3_BENCH_NATIVE_HANDLER: '' },
+const LOADS: Record<string, Record<string, string>> = {
+  W1: { URL_PATH: '/login' },
+  W3: { URL_PATH: '/count', LOAD_ARGS: '-method POST -body 4096' },
+};
+
+/** Instructions per request of `build`'s server for `api` under `workload`, one window of `requests`. */
+async function perRequest(build: H3NodeBuild, api: string, workload: string, requests: number): Promise<number> {
+  const r = await runProcess('bash', [path.join(ROOT, 'bench/tools/callgrind-requests.sh'), `${workload}-${api}`, String(requests), '--', ...LAUNCHERS[api](build.root, workload)], {
+    env: { WARM: '12000', H3_BENCH_NATIVE_HANDLER: '', ...LOADS[workload] },
     timeoutMs: 900_000,
   });
   const m = / (\d+) per request /.exec(r.stdout);
@@ -50,15 +57,18 @@ async function main() {
   const a = rest.indexOf('--api');
   const api = a >= 0 ? rest[a + 1] : 'createServer';
   if (!(api in LAUNCHERS)) throw new Error(`--api takes ${Object.keys(LAUNCHERS).join(', ')}, got ${api}`);
+  const w = rest.indexOf('--workload');
+  const workload = w >= 0 ? rest[w + 1] : 'W1';
+  if (!(workload in LOADS)) throw new Error(`--workload takes W1 or W3, got ${workload}`);
   const [baseline, current] = [(await prepareBaseline(rev)).build, await currentBuild()];
   const ratios: number[] = [];
   for (let round = 1; round <= rounds; round++) {
-    const b = await perRequest(baseline, api, requests);
-    const c = await perRequest(current, api, requests);
+    const b = await perRequest(baseline, api, workload, requests);
+    const c = await perRequest(current, api, workload, requests);
     ratios.push(c / b);
     console.log(`round ${round}: baseline ${b}, current ${c} instructions/request, ${(c / b).toFixed(3)}x`);
   }
-  console.log(`W1 ${api} against ${rev}: ${median(ratios).toFixed(3)}x instructions per request (median of ${rounds} rounds, ${requests} requests a window)`);
+  console.log(`${workload} ${api} against ${rev}: ${median(ratios).toFixed(3)}x instructions per request (median of ${rounds} rounds, ${requests} requests a window)`);
 }
 
 main().catch((e) => {
