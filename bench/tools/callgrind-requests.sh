@@ -5,8 +5,8 @@
 # instrumentation off; WARM requests (20,000 unless told) on 1 connection x
 # 20 streams let V8 finish compiling, then N requests are counted.
 # PORT in the server's arguments is replaced by a free port; URL_PATH
-# (default /login) and LOAD_ARGS (e.g. "-method POST -body 4096") shape
-# the load; TOP=1 also prints the functions above 1 %. Whole process,
+# (default /login), LOAD_ARGS (e.g. "-method POST -body 4096"), CONNS and
+# STREAMS (default 1 and 20) shape the load; TOP=1 also prints the functions above 1 %. Whole process,
 # every thread, user space only (the kernel's UDP work is not counted).
 #   bash bench/tools/callgrind-requests.sh <label> <requests> -- <node script and args>
 #   bash bench/tools/callgrind-requests.sh demo 10000 -- bench/servers/h3-node.mjs a PORT
@@ -32,7 +32,7 @@ pid=$(ss -ulpn | grep ":$port " | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
 [ -n "$pid" ] || { echo "callgrind-requests: the server did not start (log: $out/$label.$stamp.log)" >&2; exit 1; }
 trap 'kill "$pid" 2>/dev/null || true; pkill -P $$ -x sleep 2>/dev/null || true' EXIT
 # shellcheck disable=SC2086 # LOAD_ARGS is a list of flags
-load() { bench/loadclient/loadclient -url "https://127.0.0.1:$port${URL_PATH:-/login}" ${LOAD_ARGS:-} -conns 1 -streams 20 -requests "$1" -timeout 60s; }
+load() { bench/loadclient/loadclient -url "https://127.0.0.1:$port${URL_PATH:-/login}" ${LOAD_ARGS:-} -conns "${CONNS:-1}" -streams "${STREAMS:-20}" -requests "$1" -timeout 120s; }
 load "${WARM:-20000}" > /dev/null
 callgrind_control -i on "$pid" > /dev/null 2>&1
 load "$requests" | grep -o '"requests":[0-9]*,"errors":[0-9]*'

@@ -8,11 +8,14 @@
 // and current in turn in every round. Instruction counts do not move with
 // the host; a V8 collection or compilation that falls in one window still
 // does, which the median of the rounds' ratios absorbs.
-// --api serve or createSecureServer counts that API's W1 launcher instead
-// (bench/servers/h3-node-fetch.mjs, h3-node-compat.mjs).
+// --api serve or createSecureServer counts that API's launcher instead
+// (bench/servers/h3-node-fetch.mjs, h3-node-compat.mjs), native the Rust
+// bench handler (the addon variant with the bench-handler feature).
 // --workload W3 counts W3 instead (POST /count with 4096-byte bodies;
-// createServer's launcher then serves Profile C).
-//   node --import tsx bench/tools/instructions-ab.ts <git-rev> [--rounds 3] [--requests 20000] [--api createServer|serve|createSecureServer] [--workload W1|W3]
+// createServer's launcher then serves Profile C); W5 counts W5's load
+// (W1's request on 64 connections x 16 streams, their handshakes in the
+// window) without its idle connections.
+//   node --import tsx bench/tools/instructions-ab.ts <git-rev> [--rounds 3] [--requests 20000] [--api createServer|native|serve|createSecureServer] [--workload W1|W3|W5]
 import path from 'node:path';
 import { prepareBaseline } from '../lib/baseline';
 import { currentBuild, type H3NodeBuild } from '../lib/builds';
@@ -27,20 +30,27 @@ function flag(rest: string[], name: string, fallback: number): number {
   return v;
 }
 
-const LAUNCHERS: Record<string, (root: string, workload: string) => string[]> = {
-  createServer: (root, workload) => [path.join(root, 'bench/servers/h3-node.mjs'), workload === 'W3' ? 'c' : 'a', 'PORT'],
-  serve: (root) => [path.join(root, 'bench/servers/h3-node-fetch.mjs'), 'PORT', 'certs/demo-cert.pem', 'certs/demo-key.pem'],
-  createSecureServer: (root) => [path.join(root, 'bench/servers/h3-node-compat.mjs'), 'PORT', 'certs/demo-cert.pem', 'certs/demo-key.pem'],
+function nativeArgs(build: H3NodeBuild, profile: string): string[] {
+  if (build.native.kind !== 'flag') throw new Error(`${build.name}: no native handler flag (${build.native.kind === 'unavailable' ? build.native.why : 'environment'})`);
+  return ['--native', profile, ...(build.native.addon ? ['--addon', build.native.addon] : [])];
+}
+
+const LAUNCHERS: Record<string, (build: H3NodeBuild, workload: string) => string[]> = {
+  createServer: ({ root }, workload) => [path.join(root, 'bench/servers/h3-node.mjs'), workload === 'W3' ? 'c' : 'a', 'PORT'],
+  native: (build, workload) => [path.join(build.root, 'bench/servers/h3-node.mjs'), workload === 'W3' ? 'c' : 'a', 'PORT', ...nativeArgs(build, workload === 'W3' ? 'c' : 'a')],
+  serve: ({ root }) => [path.join(root, 'bench/servers/h3-node-fetch.mjs'), 'PORT', 'certs/demo-cert.pem', 'certs/demo-key.pem'],
+  createSecureServer: ({ root }) => [path.join(root, 'bench/servers/h3-node-compat.mjs'), 'PORT', 'certs/demo-cert.pem', 'certs/demo-key.pem'],
 };
 
 const LOADS: Record<string, Record<string, string>> = {
   W1: { URL_PATH: '/login' },
   W3: { URL_PATH: '/count', LOAD_ARGS: '-method POST -body 4096' },
+  W5: { URL_PATH: '/login', CONNS: '64', STREAMS: '16' },
 };
 
 /** Instructions per request of `build`'s server for `api` under `workload`, one window of `requests`. */
 async function perRequest(build: H3NodeBuild, api: string, workload: string, requests: number): Promise<number> {
-  const r = await runProcess('bash', [path.join(ROOT, 'bench/tools/callgrind-requests.sh'), `${workload}-${api}`, String(requests), '--', ...LAUNCHERS[api](build.root, workload)], {
+  const r = await runProcess('bash', [path.join(ROOT, 'bench/tools/callgrind-requests.sh'), `${workload}-${api}`, String(requests), '--', ...LAUNCHERS[api](build, workload)], {
     env: { WARM: '12000', H3_BENCH_NATIVE_HANDLER: '', ...LOADS[workload] },
     timeoutMs: 900_000,
   });
@@ -59,7 +69,7 @@ async function main() {
   if (!(api in LAUNCHERS)) throw new Error(`--api takes ${Object.keys(LAUNCHERS).join(', ')}, got ${api}`);
   const w = rest.indexOf('--workload');
   const workload = w >= 0 ? rest[w + 1] : 'W1';
-  if (!(workload in LOADS)) throw new Error(`--workload takes W1 or W3, got ${workload}`);
+  if (!(workload in LOADS)) throw new Error(`--workload takes W1, W3 or W5, got ${workload}`);
   const [baseline, current] = [(await prepareBaseline(rev)).build, await currentBuild()];
   const ratios: number[] = [];
   for (let round = 1; round <= rounds; round++) {
