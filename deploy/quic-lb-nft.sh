@@ -108,18 +108,13 @@ long_dcid_len=104     # long header: byte 5, the DCID's length
 long_dcid=112         # long header: the DCID from byte 6
 config_bits=$(printf "0x%02x" $((config << 5)))
 
-by_id_map() {
-  local sep="" out=""
+# A vmap's entries, one per machine: by server ID to id_<i> (id), or by
+# hash bucket to hash_<i> (hash).
+vmap_of() {
+  local sep="" out="" key i
   for i in "${!ids[@]}"; do
-    out+="${sep}0x${ids[$i]} : goto id_${i}"
-    sep=", "
-  done
-  echo "$out"
-}
-by_hash_map() {
-  local sep="" out=""
-  for i in "${!ids[@]}"; do
-    out+="${sep}${i} : goto hash_${i}"
+    if [[ $1 == id ]]; then key="0x${ids[$i]}"; else key=$i; fi
+    out+="${sep}${key} : goto ${1}_${i}"
     sep=", "
   done
   echo "$out"
@@ -141,12 +136,12 @@ table netdev ${table} {
 
 	chain quic {
 		# Short header, a routable ID: byte 1 carries the configuration, bytes 2.. the server ID.
-		@th,${first},1 0 @th,${short_dcid},8 & 0xe0 == ${config_bits} @th,$((short_dcid + 8)),${idbits} vmap { $(by_id_map) }
+		@th,${first},1 0 @th,${short_dcid},8 & 0xe0 == ${config_bits} @th,$((short_dcid + 8)),${idbits} vmap { $(vmap_of id) }
 		# Long header (Handshake, and Initial or 0-RTT after the server's first answer), a routable ID.
-		@th,${first},1 1 @th,${long_dcid_len},8 >= $((1 + idbytes)) @th,${long_dcid},8 & 0xe0 == ${config_bits} @th,$((long_dcid + 8)),${idbits} vmap { $(by_id_map) }
+		@th,${first},1 1 @th,${long_dcid_len},8 >= $((1 + idbytes)) @th,${long_dcid},8 & 0xe0 == ${config_bits} @th,$((long_dcid + 8)),${idbits} vmap { $(vmap_of id) }
 		# A client's first flight, or an ID no listed machine issued: a hash of the ID's first eight bytes.
-		@th,${first},1 1 @th,${long_dcid_len},8 >= 8 jhash @th,${long_dcid},64 mod ${n} vmap { $(by_hash_map) }
-		@th,${first},1 0 jhash @th,${short_dcid},64 mod ${n} vmap { $(by_hash_map) }
+		@th,${first},1 1 @th,${long_dcid_len},8 >= 8 jhash @th,${long_dcid},64 mod ${n} vmap { $(vmap_of hash) }
+		@th,${first},1 0 jhash @th,${short_dcid},64 mod ${n} vmap { $(vmap_of hash) }
 		# Too short for any QUIC packet the machines accept.
 		counter drop
 	}
