@@ -11,7 +11,7 @@ import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
 import { FIRST_DATAGRAM_BYTES, slowStartCeiling } from './slow-start-ceiling';
 import { W9Row, w9Checks, w9Table } from './w9';
-import { COMPAT, COMPAT_SAME_BYTES, FLOOR, H2_COMPAT, NATIVE, SERVE, Row, TS, TS_DATE, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8FileRead, w8Gro, W8_H2, W8_NATIVE, W8_STREAM, W8Row } from './workloads';
+import { BUN, COMPAT, COMPAT_SAME_BYTES, FLOOR, HONO, H2_COMPAT, NATIVE, SERVE, Row, TS, TS_DATE, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8FileRead, w8Gro, W8_H2, W8_NATIVE, W8_STREAM, W8Row } from './workloads';
 import { W11Row, w11Checks, w11Table } from './w11';
 
 export const median = (xs: number[]) => {
@@ -281,6 +281,16 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
     // boundary can meet the targets just above.
     extraView(check('W6', 'W1 CPU/req boundary floor (least JavaScript, no API) vs native handler', med.cpu('W1', FLOOR) / med.cpu('W1', NATIVE), 'max', 1.4)),
     extraView(check('W6', 'W3 CPU/req boundary floor (least JavaScript, no API) vs native handler', med.cpu('W3', FLOOR) / med.cpu('W3', NATIVE), 'max', 1.4)),
+    // The fetch handler against the node:http2-shaped API on the same core,
+    // and both against Bun's HTTP/3 server running the same fetch handler
+    // (bench/servers/fetch-app.mjs). Paired by round like the checks below.
+    ...(['W1', 'W3'] as const).flatMap((w) => [
+      check(w, 'CPU/req serve (fetch handler) vs createSecureServer', med.pairedCpu(w, SERVE, COMPAT).ratio, 'max', 1.2),
+      check(w, 'peak RSS serve (fetch handler) vs createSecureServer', med.of(w, SERVE, 'peak_rss_kib') / med.of(w, COMPAT, 'peak_rss_kib'), 'max', 1.2),
+      check(w, 'CPU/req serve (fetch handler) vs Bun.serve (http3)', med.pairedCpu(w, SERVE, BUN).ratio, 'max', 1.0),
+      check(w, 'CPU/req createSecureServer vs Bun.serve (http3)', med.pairedCpu(w, COMPAT, BUN).ratio, 'max', 1.0),
+    ]),
+    extraView(check('W1', 'CPU/req serve with a Hono app vs serve with the hand-written handler', med.pairedCpu('W1', HONO, SERVE).ratio, 'max', 1.5)),
     check('W7', 'usage.datagrams = quiche', r.w7.usage_datagrams === r.w7.quiche_dgram_recv && r.w7.usage_datagrams > 0 ? 1 : 0, 'min', 1, 'yes'),
     check('W7', '/stats p99 meanwhile', r.w7.stats.p99_ms, 'max', 10, 'ms'),
     // createSecureServer: what the node:http2-shaped API costs over createServer, and against node:http2's own.

@@ -180,6 +180,33 @@ export function startH3NodeFetch(build: H3NodeBuild) {
   return startWithFile('h3-node (serve)', 'h3-node-fetch', 'bench/servers/h3-node-fetch.mjs', undefined, build.root);
 }
 
+/** bench/servers/h3-node-hono.mjs: W1's routes as a Hono app (a middleware, three routes) through serve({ fetch: app.fetch }). */
+export function startH3NodeHono(build: H3NodeBuild) {
+  return startWithFile('h3-node (serve, Hono app)', 'h3-node-hono', 'bench/servers/h3-node-hono.mjs', undefined, build.root);
+}
+
+/**
+ * The Bun binary bench/setup.sh installs from npm (`bun@1.4.4`), or
+ * H3_BENCH_BUN; undefined when neither is there (the Bun rows are then left
+ * out, and the run says so).
+ */
+export function bunBinary(): string | undefined {
+  const candidates = [process.env.H3_BENCH_BUN, path.join(WORK, 'bun/node_modules/bun/bin/bun.exe')];
+  return candidates.find((c): c is string => !!c && fs.existsSync(c));
+}
+
+/** bench/peers/bun-fetch.mjs: the same fetch handler as serve's row, on Bun.serve({ http3: true }). */
+export async function startBunFetch(): Promise<Server & { port: number }> {
+  const bun = bunBinary();
+  if (!bun) throw new Error('Bun is not installed (bash bench/setup.sh installs bun@1.4.4 under bench/.work/bun)');
+  const p = port();
+  const child = startPinned(SERVER_CORE, bun, ['bench/peers/bun-fetch.mjs', String(p), CERT, KEY], { stderrFile: stderrLog('bun-fetch'), label: 'bun-fetch' });
+  await listening(child, 'bun-fetch');
+  // Bun answers on TCP first; measure only once QUIC answers too.
+  await waitH3(p, '/login');
+  return { name: 'bun (Bun.serve, http3)', pids: [child.pid], processes: [child], port: p };
+}
+
 /** Whether the checkout has this launcher in bench/servers (a baseline commit may predate it). */
 export function hasLauncher(build: H3NodeBuild, file: string): boolean {
   return fs.existsSync(path.join(build.root, 'bench', 'servers', file));

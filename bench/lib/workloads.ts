@@ -15,6 +15,7 @@ import {
   H3NodeServer,
   hasCreateSecureServer,
   hasLauncher,
+  bunBinary,
   Server,
   sleep,
   startCaddy,
@@ -24,7 +25,9 @@ import {
   startH3Node,
   startH3NodeCompat,
   startH3NodeCompatSameBytes,
+  startBunFetch,
   startH3NodeFetch,
+  startH3NodeHono,
   startH3NodeStream,
   startH3NodeW8Native,
   startNodeHttp2,
@@ -58,6 +61,10 @@ export const COMPAT = 'h3-node (createSecureServer)';
 export const COMPAT_SAME_BYTES = 'h3-node (createSecureServer, no date or content-length)';
 /** W1/W3's routes as a fetch handler through serve({ fetch }) (bench/servers/h3-node-fetch.mjs). */
 export const SERVE = 'h3-node (serve)';
+/** W1's routes as a Hono app (a middleware, three routes) through serve({ fetch: app.fetch }) (bench/servers/h3-node-hono.mjs). W1 only. */
+export const HONO = 'h3-node (serve, Hono app)';
+/** Bun 1.4.4's HTTP/3 server running serve's fetch handler (bench/peers/bun-fetch.mjs): the JavaScript peer. W1 and W3. */
+export const BUN = 'bun (Bun.serve, http3)';
 /** The real core with the least JavaScript per request (bench/servers/boundary-floor.mjs): no API, W6's floor. */
 export const FLOOR = 'h3-node (boundary floor)';
 /** node:http2's compatibility API running the same listener, loaded with h2load. */
@@ -230,7 +237,10 @@ export class Workloads {
       [COMPAT, this.hasCompat, () => startH3NodeCompat(this.h3)],
       [COMPAT_SAME_BYTES, this.hasCompat, () => startH3NodeCompatSameBytes(this.h3)],
       [SERVE, this.hasServe, () => startH3NodeFetch(this.h3)],
+      [HONO, workload === 'W1' && hasLauncher(this.h3, 'h3-node-hono.mjs'), () => startH3NodeHono(this.h3)],
       [FLOOR, this.hasFloor, () => startBoundaryFloor(this.h3, profile)],
+      // The peer, measured between this project's rows of the round (the checks pair serve's and Bun's by round).
+      [BUN, bunBinary() !== undefined, () => startBunFetch()],
     ];
     for (const [variant, present, start] of servers) {
       if (!present) continue;
