@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { app } from '../servers/fetch-app.mjs';
 
 const [portArg, cert, key] = process.argv.slice(2);
+// eslint-disable-next-line no-undef -- Bun's own global: this file runs on Bun, not Node
 const server = Bun.serve({
   port: Number(portArg),
   hostname: '127.0.0.1',
