@@ -66,7 +66,7 @@ async function main() {
   const w9 = await runW9(P);
   log(`W8: one connection, ${P.w8Bytes / 1024 / 1024} MiB uploaded to a streaming handler and downloaded from a file, ${P.w8Rounds} round(s)`);
   await run.w8();
-  log(`W10: one ${P.w10Bytes / 1024 / 1024} MiB download over impaired links (user-space relay), ${P.w10Rounds} round(s) per link and server`);
+  log(`W10: one ${P.w10Bytes / 1024 / 1024} MiB download over impaired links (user-space relay), ${P.w10LossyRounds} round(s) per server on the lossy link, ${P.w10Rounds} at the bottleneck`);
   await run.w10();
   const comparison = baseline ? await compareWithBaseline(P, h3, baseline) : undefined;
 

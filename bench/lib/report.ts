@@ -394,7 +394,7 @@ function w10CeilingLines(rows: W10Row[]): string[] {
 /** W10's table: per link and server, the median goodput over the rounds and what the relay dropped. */
 export function w10Table(P: Params, rows: W10Row[]): string[] {
   const lines = [
-    `W10: one ${P.w10Bytes / 1024 / 1024} MiB download through a user-space relay, median of ${P.w10Rounds} round(s)`,
+    `W10: one ${P.w10Bytes / 1024 / 1024} MiB download through a user-space relay, median of ${P.w10LossyRounds} round(s) on the lossy link (goodput range over them in brackets) and ${P.w10Rounds} at the bottleneck`,
     '| link | server | goodput MB/s | body goodput MB/s | seconds | until the response head s | relay drops (loss / queue) | relay delay late, mean / p99 ms | server CPU s/GiB | failed |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
@@ -404,7 +404,7 @@ export function w10Table(P: Params, rows: W10Row[]): string[] {
       const failed = rows.filter((t) => t.link === link && t.variant === variant && t.error).length;
       const m = (f: (t: W10Row) => number) => median(ok.map(f));
       lines.push(
-        `| ${rules.title} | ${variant} | ${m((t) => t.mb_per_s).toFixed(2)} | ${m(bodyGoodput).toFixed(2)} | ${m((t) => t.seconds).toFixed(2)} | ${m((t) => t.head_seconds).toFixed(3)} | ` +
+        `| ${rules.title} | ${variant} | ${m((t) => t.mb_per_s).toFixed(2)}${link === 'lossy' && ok.length > 1 ? ` [${Math.min(...ok.map((t) => t.mb_per_s)).toFixed(2)}-${Math.max(...ok.map((t) => t.mb_per_s)).toFixed(2)}]` : ''} | ${m(bodyGoodput).toFixed(2)} | ${m((t) => t.seconds).toFixed(2)} | ${m((t) => t.head_seconds).toFixed(3)} | ` +
           `${m((t) => t.loss_drops)} / ${m((t) => t.queue_drops)} | ${m((t) => t.relay_late_mean_ms).toFixed(2)} / ${m((t) => t.relay_late_p99_ms).toFixed(1)} | ` +
           `${m((t) => t.cpu_s_per_gib).toFixed(2)} | ${failed} |`,
       );

@@ -519,7 +519,8 @@ export class Workloads {
       if (only !== undefined && link !== only) continue;
       const linkServers = [...servers];
       if (link === 'bottleneck' && this.hasCompat) linkServers.push([W10_COMPAT_IW, () => startH3NodeCompatWithInitialWindow(this.h3, W10_IW, file)]);
-      for (let round = 1; round <= P.w10Rounds; round++) {
+      const rounds = link === 'lossy' ? P.w10LossyRounds : P.w10Rounds;
+      for (let round = 1; round <= rounds; round++) {
         for (const [variant, start] of linkServers) {
           let s: Server & { port: number };
           try {

@@ -1,7 +1,7 @@
 // W10 alone (goodput over impaired links), for working on
 // pacing and loss recovery without the full run: the same servers, relay,
 // client and cores as `npm run bench`, then W10's table and checks.
-//   node --import tsx bench/tools/w10.ts [--rounds 3] [--link lossy|bottleneck]
+//   node --import tsx bench/tools/w10.ts [--rounds 3] [--lossy-rounds 9] [--link lossy|bottleneck]
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stopAll } from '../../test/helpers/process';
@@ -12,8 +12,8 @@ import { w10Checks, w10Table } from '../lib/report';
 import { Workloads } from '../lib/workloads';
 
 async function main() {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, link: { type: 'string' } } });
-  const P = { ...parameters(false), w10Rounds: Number(values.rounds) };
+  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, 'lossy-rounds': { type: 'string', default: '9' }, link: { type: 'string' } } });
+  const P = { ...parameters(false), w10Rounds: Number(values.rounds), w10LossyRounds: Number(values['lossy-rounds']) };
   fs.mkdirSync(WORK, { recursive: true });
   const run = new Workloads(P, await currentBuild());
   await run.w10(values.link);

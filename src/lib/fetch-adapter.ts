@@ -15,7 +15,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ReadableStreamReadResult } from 'node:stream/web';
 import { ExchangeFate } from './exchange-fate';
-import { lazyRequest } from './lazy-request';
+import { lazyRequest, STAND_IN_ACCEPTED } from './lazy-request';
 
 /** The request side: node:http2's Http2ServerRequest, node:http's IncomingMessage, or the HTTP/3 compat request. */
 export interface NodeRequestLike extends Readable {
@@ -107,27 +107,37 @@ async function serveOne(
   try {
     const method = requestMethod(req.method ?? 'GET');
     hasBody = method !== 'GET' && method !== 'HEAD';
-    // Parsed as the Request constructor parses it, so `url` reads the same
-    // whether or not the real Request is ever built.
-    const url = new URL(requestUrl(req, fallbackOrigin)).href;
-    // The real Request, with the body stream and the signal, only when the
-    // handler asks for more than method, URL and headers (lazy-request.ts).
-    request = lazyRequest(method, url, requestHeaders(req), (headers) => {
+    const init = (headers: Headers | Array<[string, string]>) => {
       body = hasBody ? new RequestBody(req) : undefined;
-      return new Request(url, {
+      return {
         method,
         headers,
         body: body?.stream,
         signal: gone.signal,
         // A streamed body is sent as it is read; undici requires saying so.
         duplex: 'half',
-      } as RequestInit);
-    });
+      } as RequestInit;
+    };
+    if (STAND_IN_ACCEPTED) {
+      // Parsed as the Request constructor parses it, so `url` reads the same
+      // whether or not the real Request is ever built.
+      const url = new URL(requestUrl(req, fallbackOrigin)).href;
+      // The real Request, with the body stream and the signal, only when the
+      // handler asks for more than method, URL and headers (lazy-request.ts).
+      request = lazyRequest(method, url, new Headers(requestFields(req)), (headers) => new Request(url, init(headers)));
+    } else {
+      // This undici takes only a Request its constructor made: built now,
+      // and left to parse the URL and fill its own Headers from the field
+      // list, which a Headers made here first would have it copy.
+      request = new Request(requestUrl(req, fallbackOrigin), init(requestFields(req)));
+    }
   } catch (e) {
     // A URL, method or field the fetch API cannot represent: the client's fault.
     if (!res.headersSent) res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(Buffer.from(`bad request: ${describe(e)}\n`));
-    if (hasBody) req.resume();
+    // (A body stream made before the constructor refused would hold the data back: it drops it instead.)
+    if (body) body.discard();
+    else if (hasBody) req.resume();
     return;
   }
   // What the handler did not read is dropped once it is done with the request.
@@ -197,14 +207,18 @@ function requestUrl(req: NodeRequestLike, fallbackOrigin: string | undefined): s
 }
 
 /** Request fields without pseudo-headers, repeated lines kept; cookie lines joined with "; " (RFC 9113 8.2.3). */
-function requestHeaders(req: NodeRequestLike): Headers {
-  const headers = new Headers();
+function requestFields(req: NodeRequestLike): Array<[string, string]> {
+  const fields: Array<[string, string]> = [];
   const cookies: string[] = [];
+  let hasHost = false;
   const add = (name: string, value: string) => {
-    if (name.startsWith(':')) return;
+    if (name.charCodeAt(0) === 0x3a /* ':' */) return;
     const lower = name.toLowerCase();
     if (lower === 'cookie') cookies.push(value);
-    else headers.append(lower, value);
+    else {
+      if (lower === 'host') hasHost = true;
+      fields.push([lower, value]);
+    }
   };
   const raw = req.rawHeaders;
   if (raw) {
@@ -215,12 +229,12 @@ function requestHeaders(req: NodeRequestLike): Headers {
       else if (value !== undefined) add(name, value);
     }
   }
-  if (cookies.length > 0) headers.set('cookie', cookies.join('; '));
+  if (cookies.length > 0) fields.push(['cookie', cookies.join('; ')]);
   // HTTP/2 and HTTP/3 carry the host in :authority only; handlers written for
   // fetch servers read the Host field (Deno and Bun supply it too).
   const authority = one(req.headers[':authority']);
-  if (authority && !headers.has('host')) headers.set('host', authority);
-  return headers;
+  if (authority && !hasHost) fields.push(['host', authority]);
+  return fields;
 }
 
 // The methods the Request constructor refuses, and those it writes in upper case (fetch standard, "normalize").

@@ -334,6 +334,73 @@ describe('serve({ fetch }) over node:http2', function () {
     });
   }
 
+  it('Requests made from the request: new Request(request), new Request(request, init) and clone() carry method, URL, fields and body', async () => {
+    const { port, errors } = await start(async (request) => {
+      const clone = request.clone();
+      const withInit = new Request(clone, { method: 'PUT', headers: { 'x-added': '1' } });
+      const copy = new Request(request);
+      return Response.json({
+        isRequest: request instanceof Request && copy instanceof Request && withInit instanceof Request,
+        copy: { method: copy.method, url: copy.url, field: copy.headers.get('x-field'), body: await copy.text() },
+        withInit: { method: withInit.method, url: withInit.url, field: withInit.headers.get('x-field'), added: withInit.headers.get('x-added'), body: await withInit.text() },
+        originalUsed: request.bodyUsed,
+      });
+    });
+    const session = connect(port);
+    const r = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const stream = session.request({ ':method': 'POST', ':path': '/derived?q=1', 'x-field': 'kept' });
+      let status = 0;
+      let text = '';
+      stream.on('response', (h) => (status = Number(h[':status'])));
+      stream.on('data', (c: Buffer) => (text += c));
+      stream.on('error', reject);
+      stream.on('close', () => resolve({ status, body: text }));
+      stream.end('the body');
+    });
+    assert.equal(r.status, 200, r.body);
+    const url = `https://127.0.0.1:${port}/derived?q=1`;
+    assert.deepEqual(JSON.parse(r.body), {
+      isRequest: true,
+      copy: { method: 'POST', url, field: 'kept', body: 'the body' },
+      withInit: { method: 'PUT', url, field: null, added: '1', body: 'the body' },
+      originalUsed: true,
+    });
+    assert.deepEqual(errors, []);
+  });
+
+  it('the signals of Requests made from the request abort with it when the client goes away', async () => {
+    let outcome: (v: Record<string, boolean>) => void;
+    const outcomeP = new Promise<Record<string, boolean>>((r) => (outcome = r));
+    let started: () => void;
+    const startedP = new Promise<void>((r) => (started = r));
+    const { port } = await start(async (request) => {
+      const signals: Record<string, AbortSignal> = {
+        request: request.signal,
+        'new Request(request)': new Request(request).signal,
+        'new Request(request, init)': new Request(request, { headers: { 'x-added': '1' } }).signal,
+        'request.clone()': request.clone().signal,
+      };
+      started();
+      await Promise.race([
+        Promise.all(Object.values(signals).map((s) => (s.aborted ? undefined : once(s, 'abort')))),
+        new Promise((r) => setTimeout(r, 3000)),
+      ]);
+      outcome(Object.fromEntries(Object.entries(signals).map(([name, s]) => [name, s.aborted])));
+      return new Response('late');
+    });
+    const session = connect(port);
+    const stream = session.request({ ':method': 'GET', ':path': '/' });
+    stream.on('error', () => {});
+    await startedP;
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+    assert.deepEqual(await outcomeP, {
+      request: true,
+      'new Request(request)': true,
+      'new Request(request, init)': true,
+      'request.clone()': true,
+    });
+  });
+
   it('upload backpressure: a handler that does not read holds the server to a bounded buffer', async () => {
     const samples: Array<{ readableLength: number; socketBytes: number }> = [];
     const { port } = await start(async (request, env) => {
