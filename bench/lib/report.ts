@@ -11,7 +11,7 @@ import { CLIENT_CORE, CORES, Params, ROOT, SERVER_CORE } from './config';
 import { log } from './log';
 import { FIRST_DATAGRAM_BYTES, slowStartCeiling } from './slow-start-ceiling';
 import { W9Row, w9Checks, w9Table } from './w9';
-import { BUN, COMPAT, COMPAT_SAME_BYTES, FLOOR, HONO, H2_COMPAT, NATIVE, SERVE, Row, TS, TS_DATE, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8FileRead, w8Gro, W8_H2, W8_NATIVE, W8_STREAM, W8Row } from './workloads';
+import { BUN, COMPAT, COMPAT_SAME_BYTES, FETCH_FLOOR, FLOOR, HONO, H2_COMPAT, NATIVE, SERVE, Row, TS, TS_DATE, udpSyscallsPerReq, W10_CADDY, W10_COMPAT_IW, W10_IW, W10_LINKS, W10Row, W4Result, W5Result, W7Result, W8_CADDY, W8FileRead, w8Gro, W8_H2, W8_NATIVE, W8_STREAM, W8Row } from './workloads';
 import { W11Row, w11Checks, w11Table } from './w11';
 
 export const median = (xs: number[]) => {
@@ -290,6 +290,9 @@ function targetChecks(r: RunResults, med: Medians, w2: W2Summary): Check[] {
       check(w, 'CPU/req serve (fetch handler) vs Bun.serve (http3)', med.pairedCpu(w, SERVE, BUN).ratio, 'max', 1.0),
       check(w, 'CPU/req createSecureServer vs Bun.serve (http3)', med.pairedCpu(w, COMPAT, BUN).ratio, 'max', 1.0),
     ]),
+    ...(['W1', 'W3'] as const).map((w) =>
+      extraView(check(w, 'CPU/req fetch floor (a platform Request and Response on createSecureServer) vs createSecureServer', med.pairedCpu(w, FETCH_FLOOR, COMPAT).ratio, 'max', 1.2)),
+    ),
     extraView(check('W1', 'CPU/req serve with a Hono app vs serve with the hand-written handler', med.pairedCpu('W1', HONO, SERVE).ratio, 'max', 1.5)),
     check('W7', 'usage.datagrams = quiche', r.w7.usage_datagrams === r.w7.quiche_dgram_recv && r.w7.usage_datagrams > 0 ? 1 : 0, 'min', 1, 'yes'),
     check('W7', '/stats p99 meanwhile', r.w7.stats.p99_ms, 'max', 10, 'ms'),

@@ -185,6 +185,11 @@ export function startH3NodeHono(build: H3NodeBuild) {
   return startWithFile('h3-node (serve, Hono app)', 'h3-node-hono', 'bench/servers/h3-node-hono.mjs', undefined, build.root);
 }
 
+/** bench/servers/fetch-floor.mjs: createSecureServer with one platform Request and Response per request, the floor under serve. */
+export function startFetchFloor(build: H3NodeBuild) {
+  return startWithFile('h3-node (fetch floor)', 'fetch-floor', 'bench/servers/fetch-floor.mjs', undefined, build.root);
+}
+
 /**
  * The Bun binary bench/setup.sh installs from npm (`bun@1.4.4`), or
  * H3_BENCH_BUN; undefined when neither is there (the Bun rows are then left

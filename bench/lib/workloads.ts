@@ -28,6 +28,7 @@ import {
   startBunFetch,
   startH3NodeFetch,
   startH3NodeHono,
+  startFetchFloor,
   startH3NodeStream,
   startH3NodeW8Native,
   startNodeHttp2,
@@ -63,6 +64,12 @@ export const COMPAT_SAME_BYTES = 'h3-node (createSecureServer, no date or conten
 export const SERVE = 'h3-node (serve)';
 /** W1's routes as a Hono app (a middleware, three routes) through serve({ fetch: app.fetch }) (bench/servers/h3-node-hono.mjs). W1 only. */
 export const HONO = 'h3-node (serve, Hono app)';
+/**
+ * createSecureServer making one platform Request per request and reading
+ * the fetch handler's Response, nothing else (bench/servers/fetch-floor.mjs):
+ * the floor under serve's row that the platform's own classes set.
+ */
+export const FETCH_FLOOR = 'h3-node (fetch floor: a Request and a Response per request)';
 /** Bun 1.4.4's HTTP/3 server running serve's fetch handler (bench/peers/bun-fetch.mjs): the JavaScript peer. W1 and W3. */
 export const BUN = 'bun (Bun.serve, http3)';
 /** The real core with the least JavaScript per request (bench/servers/boundary-floor.mjs): no API, W6's floor. */
@@ -238,6 +245,7 @@ export class Workloads {
       [COMPAT_SAME_BYTES, this.hasCompat, () => startH3NodeCompatSameBytes(this.h3)],
       [SERVE, this.hasServe, () => startH3NodeFetch(this.h3)],
       [HONO, workload === 'W1' && hasLauncher(this.h3, 'h3-node-hono.mjs'), () => startH3NodeHono(this.h3)],
+      [FETCH_FLOOR, hasLauncher(this.h3, 'fetch-floor.mjs'), () => startFetchFloor(this.h3)],
       [FLOOR, this.hasFloor, () => startBoundaryFloor(this.h3, profile)],
       // The peer, measured between this project's rows of the round (the checks pair serve's and Bun's by round).
       [BUN, bunBinary() !== undefined, () => startBunFetch()],

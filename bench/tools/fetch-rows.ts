@@ -1,5 +1,5 @@
 // The fetch handler's rows alone: W1 and W3 through createSecureServer,
-// serve({ fetch }), serve with a Hono app (W1) and Bun 1.4.4's HTTP/3 server
+// serve({ fetch }), the fetch floor (bench/servers/fetch-floor.mjs), serve with a Hono app (W1) and Bun 1.4.4's HTTP/3 server
 // running serve's fetch handler, each server started fresh per round in
 // that order, server CPU from schedstat and peak RSS, then the full run's
 // fetch checks (ratios paired by round). Same cores, client and code as
@@ -12,8 +12,8 @@ import { currentBuild } from '../lib/builds';
 import { parameters, WORK } from '../lib/config';
 import { log } from '../lib/log';
 import { Medians } from '../lib/report';
-import { bunBinary, startBunFetch, startH3NodeCompat, startH3NodeFetch, startH3NodeHono } from '../lib/servers';
-import { BUN, COMPAT, HONO, measureRounds, Row, SERVE, ToolServer } from '../lib/workloads';
+import { bunBinary, startBunFetch, startFetchFloor, startH3NodeCompat, startH3NodeFetch, startH3NodeHono } from '../lib/servers';
+import { BUN, COMPAT, FETCH_FLOOR, HONO, measureRounds, Row, SERVE, ToolServer } from '../lib/workloads';
 
 async function main() {
   const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, only: { type: 'string' } } });
@@ -27,12 +27,14 @@ async function main() {
   const servers = (w: 'W1' | 'W3'): ToolServer[] => [
     [COMPAT, () => startH3NodeCompat(h3)],
     [SERVE, () => startH3NodeFetch(h3)],
+    [FETCH_FLOOR, () => startFetchFloor(h3)],
     ...(w === 'W1' ? [[HONO, () => startH3NodeHono(h3)] as ToolServer] : []),
     [BUN, () => startBunFetch()],
   ];
   const workloads = (['W1', 'W3'] as const).filter((w) => values.only === undefined || values.only === w);
   const rows: Row[] = [];
   for (let round = 1; round <= rounds; round++) {
+    log(`round ${round}/${rounds} (each line below says round 1: one round at a time)`);
     for (const w of workloads) {
       const got = await measureRounds({ ...parameters(false), rounds: 1 }, [w], servers(w));
       rows.push(...got.map((r) => ({ ...r, round })));
@@ -41,11 +43,11 @@ async function main() {
   const med = new Medians(rows);
   log('');
   for (const w of workloads) {
-    for (const v of [COMPAT, SERVE, HONO, BUN]) {
+    for (const v of [COMPAT, SERVE, FETCH_FLOOR, HONO, BUN]) {
       if (!rows.some((r) => r.workload === w && r.variant === v)) continue;
       log(`- ${w} ${v}: ${med.cpu(w, v).toFixed(2)} us/req, peak RSS ${(med.of(w, v, 'peak_rss_kib') / 1024).toFixed(1)} MiB (medians)`);
     }
-    const pairs: Array<[string, string]> = [[SERVE, COMPAT], [SERVE, BUN], [COMPAT, BUN], ...(w === 'W1' ? ([[HONO, SERVE]] as Array<[string, string]>) : [])];
+    const pairs: Array<[string, string]> = [[SERVE, COMPAT], [FETCH_FLOOR, COMPAT], [SERVE, FETCH_FLOOR], [SERVE, BUN], [COMPAT, BUN], ...(w === 'W1' ? ([[HONO, SERVE]] as Array<[string, string]>) : [])];
     for (const [v, base] of pairs) {
       const c = med.pairedCpu(w, v, base);
       log(`- ${w} CPU/req ${v} / ${base}: ${c.ratio.toFixed(3)}x (rounds ${c.perRound.map((x) => x.toFixed(3)).join(', ')}; ratio of medians ${c.ofMedians.toFixed(3)}x)`);

@@ -210,6 +210,36 @@ describe('benchmark harness pieces', function () {
     );
   });
 
+  it("the fetch floor's and the Hono app's launchers answer W1's routes (and the floor W3's) as serve's launcher does", async () => {
+    const a: PlannedRequest[] = [
+      { path: '/login' },
+      { path: '/redirect' },
+      { path: '/secret' },
+      { path: '/secret', headers: [['authorization', BEARER]] },
+      { path: '/secret', headers: [['cookie', COOKIE]] },
+      { path: '/nope' },
+    ];
+    const c: PlannedRequest[] = [
+      { method: 'POST', path: '/count', body_b64: body(4096) },
+      { method: 'POST', path: '/count', body_chunks_b64: [body(3000), body(1000)] },
+      { method: 'POST', path: '/count', body_b64: body(5000) },
+    ];
+    const serve = await launcherAnswers('h3-node-fetch.mjs', ['0', ...CERTS], [...a, ...c]);
+    const floor = await launcherAnswers('fetch-floor.mjs', ['0', ...CERTS], [...a, ...c]);
+    const hono = await launcherAnswers('h3-node-hono.mjs', ['0', ...CERTS], a);
+    const shown = (r: { status: number | null; body: string; headers: string[] }) => ({
+      status: r.status,
+      body: r.body,
+      headers: r.headers.filter((h) => /^(set-cookie|location):/.test(h)),
+    });
+    assert.deepEqual(
+      serve.map((r) => r.status),
+      [200, 302, 401, 200, 200, 404, 200, 200, 413],
+    );
+    assert.deepEqual(floor.map(shown), serve.map(shown));
+    assert.deepEqual(hono.map(shown), serve.slice(0, a.length).map(shown));
+  });
+
   it("createSecureServer's launcher with H3_BENCH_SAME_BYTES answers W1's and W3's requests with createServer's fields exactly; without it, date and content-length are added", async () => {
     const a: PlannedRequest[] = [{ path: '/login' }];
     const c: PlannedRequest[] = [{ method: 'POST', path: '/count', body_b64: body(4096) }];
