@@ -57,6 +57,15 @@ async function answers(profile: typeof profileA, native: 'a' | 'c' | undefined, 
 /** A body of `n` bytes as the aioquic client takes it (base64). */
 const body = (n: number) => Buffer.alloc(n, 'x').toString('base64');
 
+/** Profile A's routes as W1's launchers serve them, each way /secret is answered. */
+const W1_ROUTES: PlannedRequest[] = [
+  { path: '/login' },
+  { path: '/redirect' },
+  { path: '/secret' },
+  { path: '/secret', headers: [['authorization', BEARER]] },
+  { path: '/secret', headers: [['cookie', COOKIE]] },
+];
+
 const CERTS = ['demo-cert.pem', 'demo-key.pem'].map((f) => path.join(ROOT, 'certs', f));
 
 /** A bench/servers launcher's answers (it prints `{"listening": port}` when ready). */
@@ -181,15 +190,7 @@ describe('benchmark harness pieces', function () {
   });
 
   it("serve's launcher answers W1's and W3's routes as Profiles A and C do (status, body, the profile's fields)", async () => {
-    const a: PlannedRequest[] = [
-      { path: '/login' },
-      { path: '/redirect' },
-      { path: '/secret' },
-      { path: '/secret', headers: [['authorization', BEARER]] },
-      { path: '/secret', headers: [['cookie', COOKIE]] },
-      { path: '/login?x=1', method: 'POST' },
-      { path: '/nope' },
-    ];
+    const a: PlannedRequest[] = [...W1_ROUTES, { path: '/login?x=1', method: 'POST' }, { path: '/nope' }];
     const c: PlannedRequest[] = [
       { method: 'POST', path: '/count', body_b64: body(4096) },
       { method: 'POST', path: '/count', body_chunks_b64: [body(3000), body(1000)] },
@@ -211,14 +212,7 @@ describe('benchmark harness pieces', function () {
   });
 
   it("the fetch floor's and the Hono app's launchers answer W1's routes (and the floor W3's) as serve's launcher does", async () => {
-    const a: PlannedRequest[] = [
-      { path: '/login' },
-      { path: '/redirect' },
-      { path: '/secret' },
-      { path: '/secret', headers: [['authorization', BEARER]] },
-      { path: '/secret', headers: [['cookie', COOKIE]] },
-      { path: '/nope' },
-    ];
+    const a: PlannedRequest[] = [...W1_ROUTES, { path: '/nope' }];
     const c: PlannedRequest[] = [
       { method: 'POST', path: '/count', body_b64: body(4096) },
       { method: 'POST', path: '/count', body_chunks_b64: [body(3000), body(1000)] },

@@ -12,10 +12,10 @@ import { demoCert, demoKey, h1Request, h2Request } from '../helpers/tcp-client';
 
 const MiB = 1024 * 1024;
 
-/** POST / with `body` on an HTTP/2 session: the status and the text answered. */
-function post(session: http2.ClientHttp2Session, body: Buffer): Promise<{ status: number; body: string }> {
+/** POST / (or what `headers` say) with `body` on an HTTP/2 session: the status and the text answered. */
+function post(session: http2.ClientHttp2Session, body: Buffer | string, headers: http2.OutgoingHttpHeaders = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const stream = session.request({ ':method': 'POST', ':path': '/' });
+    const stream = session.request({ ':method': 'POST', ':path': '/', ...headers });
     let status = 0;
     let text = '';
     stream.on('response', (h) => (status = Number(h[':status'])));
@@ -347,16 +347,7 @@ describe('serve({ fetch }) over node:http2', function () {
       });
     });
     const session = connect(port);
-    const r = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const stream = session.request({ ':method': 'POST', ':path': '/derived?q=1', 'x-field': 'kept' });
-      let status = 0;
-      let text = '';
-      stream.on('response', (h) => (status = Number(h[':status'])));
-      stream.on('data', (c: Buffer) => (text += c));
-      stream.on('error', reject);
-      stream.on('close', () => resolve({ status, body: text }));
-      stream.end('the body');
-    });
+    const r = await post(session, 'the body', { ':path': '/derived?q=1', 'x-field': 'kept' });
     assert.equal(r.status, 200, r.body);
     const url = `https://127.0.0.1:${port}/derived?q=1`;
     assert.deepEqual(JSON.parse(r.body), {
