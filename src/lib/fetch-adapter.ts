@@ -104,6 +104,9 @@ async function serveOne(
   let request: Request;
   let body: RequestBody | undefined;
   let hasBody = false;
+  // What the handler did not read is dropped once it is done with the request.
+  // (No RequestBody means the real Request was never built: nothing but the Node stream holds the body.)
+  const discardBody = () => (body ? body.discard() : hasBody && req.resume());
   try {
     const method = requestMethod(req.method ?? 'GET');
     hasBody = method !== 'GET' && method !== 'HEAD';
@@ -136,13 +139,9 @@ async function serveOne(
     if (!res.headersSent) res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(Buffer.from(`bad request: ${describe(e)}\n`));
     // (A body stream made before the constructor refused would hold the data back: it drops it instead.)
-    if (body) body.discard();
-    else if (hasBody) req.resume();
+    discardBody();
     return;
   }
-  // What the handler did not read is dropped once it is done with the request.
-  // (No RequestBody means the real Request was never built: nothing but the Node stream holds the body.)
-  const discardBody = () => (body ? body.discard() : hasBody && req.resume());
   let response: Response;
   try {
     response = await fetch(request, { incoming: req, outgoing: res });
